@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs every Debian package gtpo needs. Idempotent: quiet and fast when all are present.
+set -euo pipefail
+
+packages=(build-essential cmake libeigen3-dev libyaml-cpp-dev catch2 nlohmann-json3-dev libomp-dev
+          python3 python3-torch python3-numpy python3-matplotlib)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+sudo_cmd=""
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo_cmd apt-get update -qq
+$sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"
