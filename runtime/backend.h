@@ -1,0 +1,182 @@
+// The backend seam: the small set of primitives every device implements.
+//
+// Ops (runtime/ops) own shapes, validation and autograd; a backend only moves numbers. All pointers are
+// device pointers of the backend that receives them. Every primitive that reduces must give results
+// that do not depend on the number of threads (CPU) or on scheduling (GPU deterministic mode), because
+// gtpo promises bitwise-identical runs.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "runtime/dtype.h"
+
+namespace gtpo {
+
+enum class UnaryOp : uint8_t {
+  neg,         // -x
+  exp,         // e^x
+  log,         // ln x
+  relu,        // max(x, 0)
+  gelu_tanh,   // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+  silu,        // x * sigmoid(x)
+  sigmoid,     // 1 / (1 + e^-x)
+  tanh,        // tanh x
+  sqrt,        // sqrt x
+  square,      // x^2
+  reciprocal,  // 1 / x
+  scale,       // x * s
+  add_scalar,  // x + s
+  pow_scalar,  // x^s
+};
+
+enum class BinaryOp : uint8_t { add, sub, mul, div };
+
+// How an operand of a binary op is laid out relative to the [rows, cols] output.
+enum class BroadcastMode : uint8_t {
+  full,         // operand has rows*cols elements, index r*cols + c
+  repeat_rows,  // operand has cols elements (a trailing-dims suffix), index c
+  repeat_cols,  // operand has rows elements (leading dims, trailing size-1 dims), index r
+};
+
+struct BinaryPlan {
+  int64_t rows = 1;
+  int64_t cols = 1;
+  BroadcastMode a = BroadcastMode::full;
+  BroadcastMode b = BroadcastMode::full;
+};
+
+// C[batch] = alpha * op(A[batch]) * op(B[batch]) + beta * C[batch], row-major.
+// op(A) is [m, k], op(B) is [k, n], C is [m, n]. lda/ldb/ldc are row strides of the stored matrices.
+struct GemmArgs {
+  bool trans_a = false;
+  bool trans_b = false;
+  int64_t m = 0, n = 0, k = 0;
+  float alpha = 1.0f, beta = 0.0f;
+  const float* a = nullptr;
+  int64_t lda = 0, stride_a = 0;
+  const float* b = nullptr;
+  int64_t ldb = 0, stride_b = 0;
+  float* c = nullptr;
+  int64_t ldc = 0, stride_c = 0;
+  int64_t batch = 1;
+};
+
+// Fused causal attention over q [batch, q_len, q_heads, head_dim] and k, v [batch, kv_len, kv_heads,
+// head_dim] (k and v rows may be strided by kv_batch_stride to read from a larger KV cache).
+// Query i sits at position i + (kv_len - q_len): it sees key j iff j <= i + kv_len - q_len and, when a
+// key mask is given, key_mask[b * kv_len + j] != 0. A query that sees no key outputs zeros.
+struct AttentionArgs {
+  int64_t batch = 0, q_len = 0, kv_len = 0;
+  int64_t q_heads = 0, kv_heads = 0, head_dim = 0;
+  int64_t kv_batch_stride = 0;  // elements between batch entries of k and v; 0 means kv_len*kv_heads*head_dim
+  float scale = 1.0f;           // usually 1/sqrt(head_dim)
+  const int32_t* key_mask = nullptr;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Device device() const = 0;
+  virtual const char* name() const = 0;
+
+  // ---- memory --------------------------------------------------------------------------------
+  virtual void* allocate(size_t bytes) = 0;  // cached: steady loops do not reach the system allocator
+  virtual void deallocate(void* ptr, size_t bytes) = 0;
+  virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) = 0;
+  virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) = 0;
+  virtual void copy(void* dst, const void* src, size_t bytes) = 0;
+  virtual void fill(float* dst, float value, int64_t n) = 0;
+  virtual void fill_i32(int32_t* dst, int32_t value, int64_t n) = 0;
+  virtual void synchronize() {}
+
+  // ---- dense algebra -------------------------------------------------------------------------
+  virtual void gemm(const GemmArgs& args) = 0;
+
+  // ---- elementwise ---------------------------------------------------------------------------
+  virtual void unary(UnaryOp op, const float* x, float* y, int64_t n, float scalar) = 0;
+  // gx = gy * dy/dx. x is the input, y the forward output (either may be used).
+  virtual void unary_backward(UnaryOp op, const float* x, const float* y, const float* gy, float* gx, int64_t n,
+                              float scalar) = 0;
+  virtual void binary(BinaryOp op, const float* a, const float* b, float* out, const BinaryPlan& plan) = 0;
+
+  // ---- reductions and layout -----------------------------------------------------------------
+  // out[o, i] = scale * sum_l x[o, l, i]
+  virtual void reduce_sum(const float* x, float* out, int64_t outer, int64_t len, int64_t inner, float scale) = 0;
+  // out[o, l, i] = scale * x[o, i]
+  virtual void expand_axis(const float* x, float* out, int64_t outer, int64_t len, int64_t inner, float scale) = 0;
+  // Copies a [rows, cols] block of elem_size-byte elements between strided row-major buffers.
+  virtual void copy_2d(void* dst, int64_t dst_row_stride, const void* src, int64_t src_row_stride, int64_t rows,
+                       int64_t cols, size_t elem_size) = 0;
+  // out = x permuted: out.shape[i] = shape[perm[i]]; rank <= 8.
+  virtual void permute(const float* x, float* out, const std::vector<int64_t>& shape,
+                       const std::vector<int64_t>& perm) = 0;
+  // Sum of squares of n elements, accumulated in double in a fixed order.
+  virtual double sum_squares(const float* x, int64_t n) = 0;
+
+  // ---- row-wise normalisation ----------------------------------------------------------------
+  // log_softmax=false: y = softmax(x) over the last dim; true: y = log_softmax(x).
+  virtual void softmax_forward(const float* x, float* y, int64_t rows, int64_t cols, bool log_softmax) = 0;
+  virtual void softmax_backward(const float* y, const float* gy, float* gx, int64_t rows, int64_t cols,
+                                bool log_softmax) = 0;
+  // bias may be null. mean and rstd are [rows] saved for backward. gweight/gbias are overwritten; gbias may be null.
+  virtual void layer_norm_forward(const float* x, const float* weight, const float* bias, float* y, float* mean,
+                                  float* rstd, int64_t rows, int64_t cols, float eps) = 0;
+  virtual void layer_norm_backward(const float* x, const float* weight, const float* mean, const float* rstd,
+                                   const float* gy, float* gx, float* gweight, float* gbias, int64_t rows,
+                                   int64_t cols) = 0;
+  virtual void rms_norm_forward(const float* x, const float* weight, float* y, float* rstd, int64_t rows,
+                                int64_t cols, float eps) = 0;
+  virtual void rms_norm_backward(const float* x, const float* weight, const float* rstd, const float* gy, float* gx,
+                                 float* gweight, int64_t rows, int64_t cols) = 0;
+
+  // ---- embeddings and positions ----------------------------------------------------------------
+  // out[r] = table[ids[r]]; ids are validated by the op before the call.
+  virtual void embedding_forward(const float* table, const int32_t* ids, float* out, int64_t n, int64_t dim) = 0;
+  // gtable (vocab x dim) is overwritten: zeros, then rows accumulated in id order.
+  virtual void embedding_backward(const int32_t* ids, const float* gy, float* gtable, int64_t n, int64_t dim,
+                                  int64_t vocab) = 0;
+  // Rotary embedding, half-split convention (pairs (d, d + head_dim/2)), x laid out [rows, heads, head_dim],
+  // rotation angle positions[r] * theta^(-2d/head_dim). inverse=true rotates by the negative angle (backward).
+  virtual void rope(const float* x, const int32_t* positions, float* out, int64_t rows, int64_t heads,
+                    int64_t head_dim, float theta, bool inverse) = 0;
+
+  // ---- attention -----------------------------------------------------------------------------
+  // out has q's layout; lse [batch, q_heads, q_len] is saved for backward (-inf for a query with no key).
+  virtual void attention_forward(const AttentionArgs& args, const float* q, const float* k, const float* v,
+                                 float* out, float* lse) = 0;
+  // gq, gk, gv are overwritten (gk, gv with k's layout, dense: kv_batch_stride ignored for them).
+  virtual void attention_backward(const AttentionArgs& args, const float* q, const float* k, const float* v,
+                                  const float* out, const float* lse, const float* gout, float* gq, float* gk,
+                                  float* gv) = 0;
+
+  // ---- losses over a vocabulary --------------------------------------------------------------
+  // loss[r] = lse(x_r) - x_r[target_r]; rows whose target == ignore_index get loss 0.
+  virtual void cross_entropy_forward(const float* logits, const int32_t* targets, float* loss, float* lse,
+                                     int64_t rows, int64_t vocab, int32_t ignore_index) = 0;
+  // glogits[r] = grow[r] * (softmax(x_r) - onehot(target_r)); zero for ignored rows.
+  virtual void cross_entropy_backward(const float* logits, const int32_t* targets, const float* lse,
+                                      const float* grow, float* glogits, int64_t rows, int64_t vocab,
+                                      int32_t ignore_index) = 0;
+  // With z = logits * inv_temperature: logprob[r] = z[target] - lse(z), entropy[r] = -sum p log p.
+  virtual void logprob_entropy_forward(const float* logits, const int32_t* targets, float* logprob, float* entropy,
+                                       float* lse, int64_t rows, int64_t vocab, float inv_temperature) = 0;
+  // glogits = inv_T * (glogprob (onehot - p) - gentropy p (log p + H)); glogprob or gentropy may be null.
+  virtual void logprob_entropy_backward(const float* logits, const int32_t* targets, const float* lse,
+                                        const float* entropy, const float* glogprob, const float* gentropy,
+                                        float* glogits, int64_t rows, int64_t vocab, float inv_temperature) = 0;
+
+  // ---- optimiser -----------------------------------------------------------------------------
+  // Decoupled AdamW on n elements, in place: param -= lr * (m_hat / (sqrt(v_hat) + eps) + weight_decay * param).
+  virtual void adamw_step(float* param, const float* grad, float* m, float* v, int64_t n, float lr, float beta1,
+                          float beta2, float eps, float weight_decay, float bias_correction1,
+                          float bias_correction2) = 0;
+};
+
+// The backend for a device; throws gtpo::Error when that device is not available in this build or machine.
+Backend& backend_for(Device device);
+bool device_available(Device device);
+// Registration hook used by backends' static initialisers.
+void register_backend(Device device, Backend* backend);
+
+}  // namespace gtpo

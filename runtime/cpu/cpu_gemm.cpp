@@ -1,0 +1,81 @@
+// GEMM on the CPU: Eigen's single-threaded kernel on fixed-size tiles of C, tiles spread over threads.
+// Tile shapes depend only on (m, n), so Eigen's internal blocking, and therefore every rounding, is the
+// same whatever the thread count.
+#define EIGEN_DONT_PARALLELIZE
+// GCC 12 reports false "maybe uninitialized" warnings inside its own AVX-512 intrinsics when Eigen's
+// kernels are inlined; they are not about this code.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <Eigen/Core>
+
+#include "runtime/cpu/cpu_backend.h"
+#include "runtime/parallel.h"
+
+namespace gtpo {
+
+namespace {
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ConstMap = Eigen::Map<const RowMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
+using MutMap = Eigen::Map<RowMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
+
+constexpr int64_t kTileM = 128;
+constexpr int64_t kTileN = 512;
+
+// C[r0:r1, c0:c1] of one batch entry.
+void gemm_tile(const GemmArgs& g, int64_t batch, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+  const float* a = g.a + batch * g.stride_a;
+  const float* b = g.b + batch * g.stride_b;
+  float* c = g.c + batch * g.stride_c + r0 * g.ldc + c0;
+  const int64_t rows = r1 - r0, cols = c1 - c0;
+  MutMap C(c, rows, cols, Eigen::OuterStride<>(g.ldc));
+  if (g.k == 0) {
+    if (g.beta == 0.0f)
+      C.setZero();
+    else
+      C *= g.beta;
+    return;
+  }
+  // op(A) rows r0..r1: A is [m, k] (or stored [k, m] when transposed).
+  auto run = [&](const auto& A, const auto& B) {
+    if (g.beta == 0.0f) {
+      C.noalias() = g.alpha * (A * B);
+    } else {
+      if (g.beta != 1.0f) C *= g.beta;
+      C.noalias() += g.alpha * (A * B);
+    }
+  };
+  auto with_b = [&](const auto& A) {
+    if (g.trans_b) {
+      ConstMap Bs(b + c0 * g.ldb, cols, g.k, Eigen::OuterStride<>(g.ldb));  // stored [n, k]
+      run(A, Bs.transpose());
+    } else {
+      ConstMap Bs(b + c0, g.k, cols, Eigen::OuterStride<>(g.ldb));  // stored [k, n]
+      run(A, Bs);
+    }
+  };
+  if (g.trans_a) {
+    ConstMap As(a + r0, g.k, rows, Eigen::OuterStride<>(g.lda));  // stored [k, m]
+    with_b(As.transpose());
+  } else {
+    ConstMap As(a + r0 * g.lda, rows, g.k, Eigen::OuterStride<>(g.lda));  // stored [m, k]
+    with_b(As);
+  }
+}
+}  // namespace
+
+void CpuBackend::gemm(const GemmArgs& g) {
+  if (g.m == 0 || g.n == 0 || g.batch == 0) return;
+  const int64_t tiles_m = (g.m + kTileM - 1) / kTileM;
+  const int64_t tiles_n = (g.n + kTileN - 1) / kTileN;
+  const int64_t tiles = g.batch * tiles_m * tiles_n;
+  parallel_for(tiles, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t batch = t / (tiles_m * tiles_n);
+      const int64_t tm = (t / tiles_n) % tiles_m;
+      const int64_t tn = t % tiles_n;
+      gemm_tile(g, batch, tm * kTileM, std::min(g.m, (tm + 1) * kTileM), tn * kTileN,
+                std::min(g.n, (tn + 1) * kTileN));
+    }
+  });
+}
+
+}  // namespace gtpo

@@ -1,0 +1,98 @@
+// Reductions over an axis, broadcasts along an axis, strided copies and permutes.
+#include <cstring>
+
+#include "runtime/cpu/cpu_backend.h"
+#include "runtime/error.h"
+#include "runtime/parallel.h"
+
+namespace gtpo {
+
+void CpuBackend::reduce_sum(const float* x, float* out, int64_t outer, int64_t len, int64_t inner, float scale) {
+  // Every output sums its `len` inputs in index order, in one thread: thread-count independent.
+  parallel_for(outer, grain_for(len * inner), [&](int64_t ob, int64_t oe) {
+    for (int64_t o = ob; o < oe; ++o) {
+      float* dst = out + o * inner;
+      const float* src = x + o * len * inner;
+      for (int64_t i = 0; i < inner; ++i) dst[i] = 0.0f;
+      for (int64_t l = 0; l < len; ++l)
+        for (int64_t i = 0; i < inner; ++i) dst[i] += src[l * inner + i];
+      if (scale != 1.0f)
+        for (int64_t i = 0; i < inner; ++i) dst[i] *= scale;
+    }
+  });
+}
+
+void CpuBackend::expand_axis(const float* x, float* out, int64_t outer, int64_t len, int64_t inner, float scale) {
+  parallel_for(outer, grain_for(len * inner), [&](int64_t ob, int64_t oe) {
+    for (int64_t o = ob; o < oe; ++o)
+      for (int64_t l = 0; l < len; ++l)
+        for (int64_t i = 0; i < inner; ++i) out[(o * len + l) * inner + i] = scale * x[o * inner + i];
+  });
+}
+
+void CpuBackend::copy_2d(void* dst, int64_t dst_row_stride, const void* src, int64_t src_row_stride, int64_t rows,
+                         int64_t cols, size_t elem_size) {
+  auto* d = static_cast<char*>(dst);
+  auto* s = static_cast<const char*>(src);
+  const size_t row_bytes = static_cast<size_t>(cols) * elem_size;
+  parallel_for(rows, grain_for(cols), [&](int64_t rb, int64_t re) {
+    for (int64_t r = rb; r < re; ++r)
+      std::memcpy(d + static_cast<size_t>(r * dst_row_stride) * elem_size,
+                  s + static_cast<size_t>(r * src_row_stride) * elem_size, row_bytes);
+  });
+}
+
+void CpuBackend::permute(const float* x, float* out, const std::vector<int64_t>& shape,
+                         const std::vector<int64_t>& perm) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  GTPO_CHECK(rank <= 8 && static_cast<int64_t>(perm.size()) == rank, "permute: rank ", rank, " unsupported");
+  // in_strides[d]: stride of input dim d. For output coordinate, dim i walks input dim perm[i].
+  int64_t in_strides[8];
+  int64_t stride = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    in_strides[d] = stride;
+    stride *= shape[static_cast<size_t>(d)];
+  }
+  int64_t out_shape[8], walk[8];
+  for (int64_t i = 0; i < rank; ++i) {
+    out_shape[i] = shape[static_cast<size_t>(perm[static_cast<size_t>(i)])];
+    walk[i] = in_strides[perm[static_cast<size_t>(i)]];
+  }
+  const int64_t n = stride;
+  if (n == 0) return;
+  const int64_t last = rank > 0 ? out_shape[rank - 1] : 1;
+  const int64_t rows = n / last;
+  parallel_for(rows, grain_for(last), [&](int64_t rb, int64_t re) {
+    for (int64_t r = rb; r < re; ++r) {
+      // Decompose the output row index into coordinates of all but the last output dim.
+      int64_t rem = r, offset = 0;
+      for (int64_t i = rank - 2; i >= 0; --i) {
+        offset += (rem % out_shape[i]) * walk[i];
+        rem /= out_shape[i];
+      }
+      const int64_t step = rank > 0 ? walk[rank - 1] : 1;
+      float* dst = out + r * last;
+      for (int64_t j = 0; j < last; ++j) dst[j] = x[offset + j * step];
+    }
+  });
+}
+
+double CpuBackend::sum_squares(const float* x, int64_t n) {
+  // Fixed chunks summed in chunk order: the result does not depend on the thread count.
+  constexpr int64_t kChunk = 1 << 14;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<double> partial(static_cast<size_t>(chunks), 0.0);
+  parallel_for(chunks, 1, [&](int64_t cb, int64_t ce) {
+    for (int64_t c = cb; c < ce; ++c) {
+      double acc = 0.0;
+      const int64_t end = std::min(n, (c + 1) * kChunk);
+      for (int64_t i = c * kChunk; i < end; ++i) acc += static_cast<double>(x[i]) * x[i];
+      partial[static_cast<size_t>(c)] = acc;
+    }
+  });
+  double total = 0.0;
+  for (double p : partial) total += p;
+  return total;
+}
+
+}  // namespace gtpo

@@ -1,0 +1,159 @@
+#include "runtime/ops/matmul.h"
+
+#include "runtime/ops/elementwise.h"
+#include "runtime/ops/op_utils.h"
+#include "runtime/ops/reshape.h"
+
+namespace gtpo::ops {
+
+namespace {
+
+struct MatmulPlan {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool broadcast_b = false;  // b is one matrix shared by all of a's rows
+};
+
+// C[batch] = op(A) op(B) with A, B, C dense row-major; stride 0 for a shared operand.
+void run_gemm(const Tensor& a, const Tensor& b, float* c, const MatmulPlan& p, bool ta, bool tb, float beta) {
+  GemmArgs g;
+  g.trans_a = ta;
+  g.trans_b = tb;
+  g.m = p.m;
+  g.n = p.n;
+  g.k = p.k;
+  g.beta = beta;
+  g.a = a.data();
+  g.lda = ta ? p.m : p.k;
+  g.stride_a = p.m * p.k;
+  g.b = b.data();
+  g.ldb = tb ? p.k : p.n;
+  g.stride_b = p.broadcast_b ? 0 : p.k * p.n;
+  g.c = c;
+  g.ldc = p.n;
+  g.stride_c = p.m * p.n;
+  g.batch = p.batch;
+  a.backend().gemm(g);
+}
+
+struct MatmulBackward final : Node {
+  SavedTensor a, b;
+  Shape a_shape, b_shape;
+  MatmulPlan plan;
+  bool trans_a = false, trans_b = false;
+  const char* name() const override { return "MatmulBackward"; }
+
+  std::vector<Tensor> apply(const std::vector<Tensor>& grads) override {
+    const Tensor& gc = grads[0];
+    Tensor as = a.unpack(name()), bs = b.unpack(name());
+    Tensor ga, gb;
+    // Shapes of the stored operands: A is [m, k] ([k, m] if trans_a), B is [k, n] ([n, k] if trans_b).
+    if (needs_input_grad(0)) {
+      ga = Tensor::empty(a_shape, gc.device());
+      if (!trans_a) {  // dA = dC op(B)^T : [m, n] x [n, k]
+        GemmArgs g;
+        g.m = plan.m; g.n = plan.k; g.k = plan.n;
+        g.a = gc.data(); g.lda = plan.n; g.stride_a = plan.m * plan.n;
+        g.b = bs.data(); g.trans_b = !trans_b; g.ldb = trans_b ? plan.k : plan.n;
+        g.stride_b = plan.broadcast_b ? 0 : plan.k * plan.n;
+        g.c = ga.data(); g.ldc = plan.k; g.stride_c = plan.m * plan.k; g.batch = plan.batch;
+        gc.backend().gemm(g);
+      } else {  // stored A^T is [k, m]: dA^T = op(B) dC^T : [k, n] x [n, m]
+        GemmArgs g;
+        g.m = plan.k; g.n = plan.m; g.k = plan.n;
+        g.a = bs.data(); g.trans_a = trans_b; g.lda = trans_b ? plan.k : plan.n;
+        g.stride_a = plan.broadcast_b ? 0 : plan.k * plan.n;
+        g.b = gc.data(); g.trans_b = true; g.ldb = plan.n; g.stride_b = plan.m * plan.n;
+        g.c = ga.data(); g.ldc = plan.m; g.stride_c = plan.k * plan.m; g.batch = plan.batch;
+        gc.backend().gemm(g);
+      }
+    }
+    if (needs_input_grad(1)) {
+      gb = Tensor::empty(b_shape, gc.device());
+      // A shared B receives the sum over the batch: fold the batch into the rows of one GEMM.
+      const int64_t batch = plan.broadcast_b ? 1 : plan.batch;
+      const int64_t rows = plan.broadcast_b ? plan.batch * plan.m : plan.m;
+      GemmArgs g;
+      g.batch = batch;
+      if (!trans_b) {  // dB = op(A)^T dC : [k, rows] x [rows, n]
+        g.m = plan.k; g.n = plan.n; g.k = rows;
+        g.a = as.data(); g.trans_a = !trans_a; g.lda = trans_a ? plan.m : plan.k; g.stride_a = plan.m * plan.k;
+        g.b = gc.data(); g.ldb = plan.n; g.stride_b = plan.m * plan.n;
+        g.c = gb.data(); g.ldc = plan.n; g.stride_c = plan.k * plan.n;
+      } else {  // stored B^T is [n, k]: dB^T = dC^T op(A) : [n, rows] x [rows, k]
+        g.m = plan.n; g.n = plan.k; g.k = rows;
+        g.a = gc.data(); g.trans_a = true; g.lda = plan.n; g.stride_a = plan.m * plan.n;
+        g.b = as.data(); g.trans_b = trans_a; g.ldb = trans_a ? plan.m : plan.k; g.stride_b = plan.m * plan.k;
+        g.c = gb.data(); g.ldc = plan.k; g.stride_c = plan.k * plan.n;
+      }
+      gc.backend().gemm(g);
+    }
+    return {ga, gb};
+  }
+  void release_saved() override {
+    a.reset();
+    b.reset();
+  }
+};
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
+  detail::check_f32("matmul", a, "a");
+  detail::check_f32("matmul", b, "b");
+  detail::check_same_device("matmul", a, b);
+  detail::check_rank_at_least("matmul", a, 2, "a");
+  detail::check_rank_at_least("matmul", b, 2, "b");
+  const Shape& sa = a.shape();
+  const Shape& sb = b.shape();
+  MatmulPlan p;
+  p.m = trans_a ? sa[-1] : sa[-2];
+  const int64_t ka = trans_a ? sa[-2] : sa[-1];
+  p.k = trans_b ? sb[-1] : sb[-2];
+  p.n = trans_b ? sb[-2] : sb[-1];
+  GTPO_CHECK(ka == p.k, "matmul: inner dimensions differ: a ", sa, (trans_a ? " (transposed)" : ""), " and b ", sb,
+             (trans_b ? " (transposed)" : ""), " give ", ka, " vs ", p.k);
+  std::vector<int64_t> out_dims(sa.dims().begin(), sa.dims().end() - 2);
+  if (sb.rank() == 2) {
+    p.broadcast_b = true;
+    p.batch = sa.numel_range(0, sa.rank() - 2);
+    // A shared weight's gradient folds the batch into GEMM rows, which needs a's rows contiguous.
+    GTPO_CHECK(!trans_a || p.batch == 1, "matmul: a transposed batched a ", sa, " with a shared b ", sb,
+               " is not supported; transpose explicitly");
+  } else {
+    GTPO_CHECK(sa.rank() == sb.rank(), "matmul: batched operands need the same rank, got a ", sa, " and b ", sb);
+    for (int64_t i = 0; i < sa.rank() - 2; ++i)
+      GTPO_CHECK(sa[i] == sb[i], "matmul: batch dimensions differ: a ", sa, " and b ", sb);
+    p.batch = sa.numel_range(0, sa.rank() - 2);
+  }
+  out_dims.push_back(p.m);
+  out_dims.push_back(p.n);
+  Tensor c = Tensor::empty(Shape(out_dims), a.device());
+  run_gemm(a, b, c.data(), p, trans_a, trans_b, 0.0f);
+  if (should_record({&a, &b})) {
+    auto node = std::make_shared<MatmulBackward>();
+    if (b.requires_grad()) node->a = SavedTensor(a);
+    if (a.requires_grad()) node->b = SavedTensor(b);
+    node->a_shape = a.shape();
+    node->b_shape = b.shape();
+    node->plan = p;
+    node->trans_a = trans_a;
+    node->trans_b = trans_b;
+    attach_node(node, {&a, &b}, {&c});
+  }
+  return c;
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  detail::check_defined("linear", x, "x");
+  detail::check_defined("linear", weight, "weight");
+  GTPO_CHECK(weight.rank() == 2, "linear: weight must be [out, in], got ", weight.describe());
+  GTPO_CHECK(x.rank() >= 1 && x.size(-1) == weight.size(1), "linear: input ", x.describe(),
+             " does not end in the weight's in-features ", weight.size(1));
+  Tensor x2 = x.rank() == 1 ? reshape(x, Shape{1, x.size(0)}) : x;
+  Tensor y = matmul(x2, weight, false, true);
+  if (x.rank() == 1) y = reshape(y, Shape{weight.size(0)});
+  if (bias.defined()) y = add(y, bias);
+  return y;
+}
+
+}  // namespace gtpo::ops

@@ -1,0 +1,74 @@
+#include <catch2/catch.hpp>
+
+#include "runtime/ops.h"
+#include "tests/support/random.h"
+
+using namespace gtpo;
+using Catch::Contains;
+
+TEST_CASE("autograd: gradients accumulate across uses and across backward calls", "[autograd]") {
+  Tensor x = Tensor::from_vector({1, 2, 3}, Shape{3}).set_requires_grad(true);
+  // y = sum(x * x + 3 x) -> dy/dx = 2x + 3
+  Tensor y = ops::sum_all(ops::add(ops::mul(x, x), ops::mul_scalar(x, 3.0f)));
+  y.backward();
+  CHECK(x.grad().to_vector() == std::vector<float>{5, 7, 9});
+  Tensor y2 = ops::sum_all(x);
+  y2.backward();
+  CHECK(x.grad().to_vector() == std::vector<float>{6, 8, 10});
+  x.zero_grad();
+  CHECK_FALSE(x.grad().defined());
+}
+
+TEST_CASE("autograd: no-grad guard records nothing", "[autograd]") {
+  Tensor x = Tensor::from_vector({1, 2}, Shape{2}).set_requires_grad(true);
+  {
+    NoGradGuard guard;
+    CHECK_FALSE(grad_mode_enabled());
+    Tensor y = ops::mul(x, x);
+    CHECK_FALSE(y.requires_grad());
+    CHECK_THROWS_WITH(ops::sum_all(y).backward(), Contains("does not require grad"));
+  }
+  CHECK(grad_mode_enabled());
+  CHECK(ops::mul(x, x).requires_grad());
+}
+
+TEST_CASE("autograd: backward frees the graph unless retained", "[autograd]") {
+  Tensor x = Tensor::from_vector({1, 2}, Shape{2}).set_requires_grad(true);
+  Tensor y = ops::sum_all(ops::mul(x, x));
+  REQUIRE(y.impl()->grad_fn != nullptr);
+  y.backward(Tensor(), /*retain_graph=*/true);
+  CHECK(y.impl()->grad_fn->next_edges.size() == 1);
+  y.backward();
+  CHECK(x.grad().to_vector() == std::vector<float>{4, 8});
+  CHECK(y.impl()->grad_fn->next_edges.empty());
+}
+
+TEST_CASE("autograd: in-place writes to saved tensors are detected", "[autograd][errors]") {
+  Tensor x = Tensor::from_vector({1, 2}, Shape{2}).set_requires_grad(true);
+  Tensor w = Tensor::from_vector({3, 4}, Shape{2});
+  Tensor y = ops::sum_all(ops::mul(x, w));
+  w.fill_(0.0f);
+  CHECK_THROWS_WITH(y.backward(), Contains("modified in place after it was saved"));
+}
+
+TEST_CASE("autograd: non-scalar backward needs a seed; non-leaf cannot be marked", "[autograd][errors]") {
+  Tensor x = Tensor::from_vector({1, 2}, Shape{2}).set_requires_grad(true);
+  Tensor y = ops::mul_scalar(x, 2.0f);
+  CHECK_THROWS_WITH(y.backward(), Contains("needs an explicit seed"));
+  CHECK_THROWS_WITH(y.set_requires_grad(true), Contains("only leaf tensors"));
+  y.backward(Tensor::from_vector({1, 10}, Shape{2}));
+  CHECK(x.grad().to_vector() == std::vector<float>{2, 20});
+}
+
+TEST_CASE("autograd: diamond graphs sum both paths", "[autograd]") {
+  Tensor x = Tensor::from_vector({0.5f, -1.5f}, Shape{2}).set_requires_grad(true);
+  Tensor a = ops::exp(x);
+  Tensor b = ops::mul(a, a);      // e^{2x}
+  Tensor c = ops::add(a, b);      // e^x + e^{2x}
+  ops::sum_all(c).backward();
+  std::vector<float> g = x.grad().to_vector();
+  for (int i = 0; i < 2; ++i) {
+    const float v = i == 0 ? 0.5f : -1.5f;
+    CHECK(g[i] == Approx(std::exp(v) + 2 * std::exp(2 * v)).epsilon(1e-6));
+  }
+}
