@@ -69,7 +69,8 @@ std::string temporary_path_for(const std::string& path) {
   return path + ".tmp." + std::to_string(::getpid());
 }
 
-void write_file_atomic_streaming(const std::string& path, const std::function<void(const ByteSink&)>& produce) {
+void write_file_atomic_streaming(const std::string& path,
+                                 const std::function<void(const ByteSink&)>& produce) {
   GTPO_CHECK(!path.empty(), "write_file_atomic: empty path");
   const std::string tmp = temporary_path_for(path);
   // O_TRUNC: a stale temporary from an earlier process with the same pid is simply overwritten.
@@ -99,8 +100,9 @@ std::string read_file(const std::string& path) {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) fail("cannot stat '", path, "': ", errno_text(errno));
   if (S_ISDIR(st.st_mode)) fail("cannot read '", path, "': ", errno_text(EISDIR));
-  // Read straight into the result (no second copy of a multi-GB file). The size is only a hint: pipes and /proc
-  // files report 0 and a file may grow, so read until EOF; the +1 lets the usual case end in one extra read.
+  // Read straight into the result (no second copy of a multi-GB file). The size is only a hint: pipes and
+  // /proc files report 0 and a file may grow, so read until EOF; the +1 lets the usual case end in one extra
+  // read.
   std::string out(S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) + 1 : size_t{1} << 16, '\0');
   size_t got = 0;
   for (;;) {
@@ -123,7 +125,8 @@ void make_directories(const std::string& path) {
   std::filesystem::create_directories(path, ec);
   if (ec) fail("cannot create directory '", path, "': ", ec.message());
   // create_directories reports success for an existing non-directory on some library versions.
-  if (!std::filesystem::is_directory(path, ec)) fail("cannot create directory '", path, "': a file is in the way");
+  if (!std::filesystem::is_directory(path, ec))
+    fail("cannot create directory '", path, "': a file is in the way");
 }
 
 }  // namespace gtpo::io

@@ -1,5 +1,6 @@
-// IEEE binary16 (F16) and bfloat16 (BF16) <-> float conversions, bit-exact and independent of the host's FPU modes.
-// float -> half rounds to nearest, ties to even (what PyTorch's .half() / .bfloat16() do); NaN stays NaN.
+// IEEE binary16 (F16) and bfloat16 (BF16) <-> float conversions, bit-exact and independent of the host's FPU
+// modes. float -> half rounds to nearest, ties to even (what PyTorch's .half() / .bfloat16() do); NaN stays
+// NaN.
 #pragma once
 #include <cstdint>
 

@@ -4,8 +4,9 @@
 //             "__metadata__": {str: str}}, padded with spaces to a multiple of 8
 //   rest      the data buffer; offsets are relative to its start, tensors are C-order little-endian and must
 //             cover it exactly, without gaps or overlap.
-// The writer lays tensors out as HF's own `safetensors` does (descending dtype alignment, then name; metadata first
-// in the header), so a file with the same tensors and at most one metadata key is byte-identical to HF's.
+// The writer lays tensors out as HF's own `safetensors` does (descending dtype alignment, then name; metadata
+// first in the header, keys sorted), so the same tensors give the same bytes as HF's writer (checked against
+// safetensors 0.8.0 with scripts/reference/safetensors_check.py).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -20,15 +21,16 @@
 
 namespace gtpo::io {
 
-// Bytes per element of a safetensors dtype name ("F32", "BF16", ...); nullopt for names this reader does not know.
-// Known: F64 F32 F16 BF16 I64 I32 I16 I8 U64 U32 U16 U8 BOOL F8_E5M2 F8_E4M3.
+// Bytes per element of a safetensors dtype name ("F32", "BF16", ...); nullopt for names this reader does not
+// know. Known: F64 F32 F16 BF16 I64 I32 I16 I8 U64 U32 U16 U8 BOOL F8_E5M2 F8_E4M3.
 std::optional<size_t> safetensors_dtype_size(std::string_view dtype);
 
 struct SafetensorsEntry {
   std::string name;
   std::string dtype;
   std::vector<int64_t> shape;
-  std::string_view bytes;  // into the owning SafetensorsFile's buffer; valid while any copy of that file lives
+  std::string_view
+      bytes;  // into the owning SafetensorsFile's buffer; valid while any copy of that file lives
 
   int64_t numel() const;
 };

@@ -8,8 +8,8 @@ namespace gtpo::io::detail {
 struct DtypeInfo {
   std::string_view name;
   size_t size;
-  // Position in HF's `Dtype` enum, which is declared in increasing alignment order; HF's writer lays tensors out
-  // by descending `order`, then by name, so every tensor starts aligned to its element size.
+  // Position in HF's `Dtype` enum, which is declared in increasing alignment order; HF's writer lays tensors
+  // out by descending `order`, then by name, so every tensor starts aligned to its element size.
   int order;
 };
 

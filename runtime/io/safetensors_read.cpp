@@ -14,7 +14,8 @@
 #include "runtime/io/safetensors.h"
 #include "runtime/io/safetensors_dtype.h"
 
-static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian; add byte swapping");
+static_assert(std::endian::native == std::endian::little,
+              "safetensors data is little-endian; add byte swapping");
 
 namespace gtpo::io {
 namespace {
@@ -23,7 +24,8 @@ using nlohmann::json;
 
 // HF's limit: a larger header is taken as a corrupt length field rather than an attempt to allocate it.
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
-// Real headers nest 3 levels ({name: {shape: [..]}}); a cap keeps pathological input from building deep trees.
+// Real headers nest 3 levels ({name: {shape: [..]}}); a cap keeps pathological input from building deep
+// trees.
 constexpr int kMaxJsonDepth = 64;
 
 std::string format_shape(const std::vector<int64_t>& shape) {
@@ -72,8 +74,10 @@ struct Placed {
   uint64_t end = 0;
 };
 
-// Validates one header entry against itself and the buffer size; the coverage check across entries comes later.
-Placed parse_entry(const std::string& name, const json& value, uint64_t buffer_size, const std::string& where) {
+// Validates one header entry against itself and the buffer size; the coverage check across entries comes
+// later.
+Placed parse_entry(const std::string& name, const json& value, uint64_t buffer_size,
+                   const std::string& where) {
   const std::string at = where + "tensor '" + name + "': ";
   GTPO_CHECK(value.is_object(), at, "header entry is not a JSON object");
 
@@ -95,7 +99,8 @@ Placed parse_entry(const std::string& name, const json& value, uint64_t buffer_s
     GTPO_CHECK(dim.is_number_integer(), at, "\"shape\" has a non-integer dimension ", dim.dump());
     GTPO_CHECK(dim.is_number_unsigned(), at, "\"shape\" has a negative dimension ", dim.dump());
     const uint64_t d = dim.get<uint64_t>();
-    GTPO_CHECK(d <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()), at, "dimension ", d, " is too large");
+    GTPO_CHECK(d <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()), at, "dimension ", d,
+               " is too large");
     placed.entry.shape.push_back(static_cast<int64_t>(d));
     // Every prefix product must fit, as in HF, so numel() can never overflow later.
     GTPO_CHECK(!__builtin_mul_overflow(numel, static_cast<int64_t>(d), &numel), at, "shape ",
@@ -113,9 +118,10 @@ Placed parse_entry(const std::string& name, const json& value, uint64_t buffer_s
              at, "\"data_offsets\" must be [begin, end] with non-negative integers, got ", offsets.dump());
   placed.begin = offsets[0].get<uint64_t>();
   placed.end = offsets[1].get<uint64_t>();
-  GTPO_CHECK(placed.begin <= placed.end, at, "data_offsets [", placed.begin, ", ", placed.end, "] end before they begin");
-  GTPO_CHECK(placed.end - placed.begin == nbytes, at, "data_offsets [", placed.begin, ", ", placed.end, "] span ",
-             placed.end - placed.begin, " bytes but dtype ", placed.entry.dtype, " with shape ",
+  GTPO_CHECK(placed.begin <= placed.end, at, "data_offsets [", placed.begin, ", ", placed.end,
+             "] end before they begin");
+  GTPO_CHECK(placed.end - placed.begin == nbytes, at, "data_offsets [", placed.begin, ", ", placed.end,
+             "] span ", placed.end - placed.begin, " bytes but dtype ", placed.entry.dtype, " with shape ",
              format_shape(placed.entry.shape), " needs ", nbytes);
   GTPO_CHECK(placed.end <= buffer_size, at, "data_offsets [", placed.begin, ", ", placed.end,
              "] extend past the end of the data buffer (", buffer_size, " bytes): file truncated?");
@@ -132,8 +138,8 @@ std::map<std::string, std::string> parse_metadata(const json& value, const std::
   return out;
 }
 
-// HF requires the tensors to tile the buffer exactly: sorted by offset, each starts where the previous ended and
-// the last ends at the end of the file. Holes would be unread bytes, overlaps would alias two tensors.
+// HF requires the tensors to tile the buffer exactly: sorted by offset, each starts where the previous ended
+// and the last ends at the end of the file. Holes would be unread bytes, overlaps would alias two tensors.
 void check_coverage(const std::vector<Placed>& sorted, uint64_t buffer_size, const std::string& where) {
   uint64_t covered = 0;
   const Placed* previous = nullptr;
@@ -149,8 +155,8 @@ void check_coverage(const std::vector<Placed>& sorted, uint64_t buffer_size, con
     covered = p.end;
     previous = &p;
   }
-  GTPO_CHECK(covered == buffer_size, where, "the data buffer has ", buffer_size, " bytes but the tensors cover ",
-             covered, " (", buffer_size - covered, " trailing bytes)");
+  GTPO_CHECK(covered == buffer_size, where, "the data buffer has ", buffer_size,
+             " bytes but the tensors cover ", covered, " (", buffer_size - covered, " trailing bytes)");
 }
 
 }  // namespace
@@ -164,13 +170,15 @@ SafetensorsFile SafetensorsFile::parse(std::string bytes, const std::string& lab
   file.buffer_ = std::make_shared<const std::string>(std::move(bytes));
   const std::string& buf = *file.buffer_;
 
-  GTPO_CHECK(buf.size() >= 8, where, "file is ", buf.size(), " bytes, too short for the 8-byte header length");
+  GTPO_CHECK(buf.size() >= 8, where, "file is ", buf.size(),
+             " bytes, too short for the 8-byte header length");
   uint64_t header_len = 0;
-  for (int i = 0; i < 8; ++i) header_len |= static_cast<uint64_t>(static_cast<unsigned char>(buf[i])) << (8 * i);
+  for (int i = 0; i < 8; ++i)
+    header_len |= static_cast<uint64_t>(static_cast<unsigned char>(buf[i])) << (8 * i);
   GTPO_CHECK(header_len <= kMaxHeaderBytes, where, "header length ", header_len,
              " exceeds the 100 MB limit (corrupt length field?)");
-  GTPO_CHECK(header_len <= buf.size() - 8, where, "header length ", header_len, " runs past the end of the file (",
-             buf.size(), " bytes): file truncated?");
+  GTPO_CHECK(header_len <= buf.size() - 8, where, "header length ", header_len,
+             " runs past the end of the file (", buf.size(), " bytes): file truncated?");
   const size_t data_start = 8 + static_cast<size_t>(header_len);
   const uint64_t buffer_size = buf.size() - data_start;
 

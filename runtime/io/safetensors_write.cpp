@@ -45,8 +45,8 @@ void SafetensorsWriter::add(Pending p) {
   uint64_t nbytes = 0;
   GTPO_CHECK(!__builtin_mul_overflow(static_cast<uint64_t>(numel), dtype->size, &nbytes), at,
              "shape overflows the byte count");
-  GTPO_CHECK(p.data().size() == nbytes, at, "got ", p.data().size(), " bytes but dtype ", p.dtype, " with ", numel,
-             " elements needs ", nbytes);
+  GTPO_CHECK(p.data().size() == nbytes, at, "got ", p.data().size(), " bytes but dtype ", p.dtype, " with ",
+             numel, " elements needs ", nbytes);
   tensors_.push_back(std::move(p));
 }
 
@@ -62,14 +62,14 @@ void SafetensorsWriter::add_f32(const std::string& name, const std::vector<int64
     p.owned.reserve(values.size() * 8);
     for (float v : values) append_le(p.owned, static_cast<double>(v));
   } else {
-    fail("safetensors writer: tensor '", name, "': add_f32 stores only F32, F16, BF16 or F64, not '", store_as,
-         "'");
+    fail("safetensors writer: tensor '", name, "': add_f32 stores only F32, F16, BF16 or F64, not '",
+         store_as, "'");
   }
   add(std::move(p));
 }
 
-void SafetensorsWriter::add_raw(const std::string& name, const std::string& dtype, const std::vector<int64_t>& shape,
-                                std::string_view bytes) {
+void SafetensorsWriter::add_raw(const std::string& name, const std::string& dtype,
+                                const std::vector<int64_t>& shape, std::string_view bytes) {
   add(Pending{name, dtype, shape, std::string(bytes), {}, true});
 }
 
@@ -86,8 +86,8 @@ void SafetensorsWriter::set_metadata(const std::string& key, const std::string& 
 
 template <typename Sink>
 void SafetensorsWriter::emit(const Sink& sink) const {
-  // HF order: descending dtype alignment, then name. Every tensor then starts at a multiple of its element size
-  // (the header is padded to 8), and the same tensors always give the same bytes.
+  // HF order: descending dtype alignment, then name. Every tensor then starts at a multiple of its element
+  // size (the header is padded to 8), and the same tensors always give the same bytes.
   std::vector<const Pending*> order;
   for (const Pending& p : tensors_) order.push_back(&p);
   std::sort(order.begin(), order.end(), [](const Pending* a, const Pending* b) {
@@ -96,7 +96,8 @@ void SafetensorsWriter::emit(const Sink& sink) const {
     return a->name < b->name;
   });
 
-  // ordered_json keeps insertion order: "__metadata__" first, tensors in data order, fields as HF writes them.
+  // ordered_json keeps insertion order: "__metadata__" first, tensors in data order, fields as HF writes
+  // them.
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata_.empty()) {
     nlohmann::ordered_json meta = nlohmann::ordered_json::object();

@@ -32,7 +32,9 @@ std::string raw_bytes(std::initializer_list<T> values) {
 }
 
 // A file made of an arbitrary header text (unpadded, as other writers may produce) and data buffer.
-std::string make_file(const std::string& header, const std::string& data) { return le64(header.size()) + header + data; }
+std::string make_file(const std::string& header, const std::string& data) {
+  return le64(header.size()) + header + data;
+}
 
 SafetensorsFile parse(const std::string& bytes) { return SafetensorsFile::parse(bytes, "bad.safetensors"); }
 
@@ -80,8 +82,8 @@ TEST_CASE("safetensors round trip with odd shapes, several dtypes and metadata")
   fs::remove(path);
 
   CHECK(f.entries().size() == 12);
-  CHECK(f.metadata() == std::map<std::string, std::string>{{"format", "pt"},
-                                                          {"note", "quotes \" backslash \\ newline \n unicode é ✓"}});
+  CHECK(f.metadata() == std::map<std::string, std::string>{
+                            {"format", "pt"}, {"note", "quotes \" backslash \\ newline \n unicode é ✓"}});
   const SafetensorsEntry& lw = f.at("layer.0.weight");
   CHECK(lw.dtype == "F32");
   CHECK(lw.shape == std::vector<int64_t>{3, 5, 7});
@@ -145,11 +147,10 @@ TEST_CASE("safetensors writer output is byte-exact against a hand-built file") {
   w.set_metadata("format", "pt");
 
   // F32 tensors first (by name), then U8; metadata first; compact JSON; spaces to a multiple of 8.
-  std::string header =
-      R"({"__metadata__":{"format":"pt"},)"
-      R"("bias":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
-      R"("weight":{"dtype":"F32","shape":[2],"data_offsets":[4,12]},)"
-      R"("mask":{"dtype":"U8","shape":[3],"data_offsets":[12,15]}})";
+  std::string header = R"({"__metadata__":{"format":"pt"},)"
+                       R"("bias":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                       R"("weight":{"dtype":"F32","shape":[2],"data_offsets":[4,12]},)"
+                       R"("mask":{"dtype":"U8","shape":[3],"data_offsets":[12,15]}})";
   while (header.size() % 8 != 0) header += ' ';
   const std::string expected = le64(header.size()) + header + raw_bytes<float>({0.5f}) +
                                raw_bytes<float>({1.0f, -2.0f}) + std::string("\x01\x00\x01", 3);
@@ -161,11 +162,12 @@ TEST_CASE("safetensors writer reproduces HF's own serialization test vectors") {
   // From the test suite of HF's Rust crate (tensor.rs: test_serialization, test_empty).
   SafetensorsWriter w;
   w.add_f32("attn.0", {1, 2, 3}, std::vector<float>{0, 1, 2, 3, 4, 5});
-  const unsigned char attn[] = {
-      64, 0, 0, 0, 0, 0, 0, 0, 123, 34, 97, 116, 116, 110, 46, 48, 34, 58, 123, 34, 100, 116, 121, 112, 101, 34,
-      58, 34, 70, 51, 50, 34, 44, 34, 115, 104, 97, 112, 101, 34, 58, 91, 49, 44, 50, 44, 51, 93, 44, 34, 100, 97,
-      116, 97, 95, 111, 102, 102, 115, 101, 116, 115, 34, 58, 91, 48, 44, 50, 52, 93, 125, 125, 0, 0, 0, 0, 0, 0,
-      128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64, 0, 0, 160, 64};
+  const unsigned char attn[] = {64, 0,  0,   0,   0,   0,   0,   0,   123, 34,  97,  116, 116, 110, 46,  48,
+                                34, 58, 123, 34,  100, 116, 121, 112, 101, 34,  58,  34,  70,  51,  50,  34,
+                                44, 34, 115, 104, 97,  112, 101, 34,  58,  91,  49,  44,  50,  44,  51,  93,
+                                44, 34, 100, 97,  116, 97,  95,  111, 102, 102, 115, 101, 116, 115, 34,  58,
+                                91, 48, 44,  50,  52,  93,  125, 125, 0,   0,   0,   0,   0,   0,   128, 63,
+                                0,  0,  0,   64,  0,   0,   64,  64,  0,   0,   128, 64,  0,   0,   160, 64};
   CHECK(w.serialize() == std::string(reinterpret_cast<const char*>(attn), sizeof attn));
 
   const unsigned char empty[] = {8, 0, 0, 0, 0, 0, 0, 0, 123, 125, 32, 32, 32, 32, 32, 32};
@@ -179,9 +181,8 @@ TEST_CASE("safetensors writer reproduces HF's own serialization test vectors") {
 }
 
 TEST_CASE("safetensors reader accepts files from other writers: any order, no padding, extra fields") {
-  const std::string header =
-      R"({"b":{"data_offsets":[4,8],"shape":[1],"dtype":"F32","extra":"ignored"},)"
-      R"("a":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]}})";
+  const std::string header = R"({"b":{"data_offsets":[4,8],"shape":[1],"dtype":"F32","extra":"ignored"},)"
+                             R"("a":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]}})";
   const std::string data = raw_bytes<uint16_t>({0x3f80, 0xc000}) + raw_bytes<float>({7.0f});
   const SafetensorsFile f = parse(make_file(header, data));
   REQUIRE(f.entries().size() == 2);
@@ -207,10 +208,13 @@ TEST_CASE("safetensors corrupt files each produce a precise error") {
   auto one = [](const std::string& entry) { return R"({"t":)" + entry + "}"; };
 
   CHECK_THROWS_WITH(parse("abc"), Contains("bad.safetensors") && Contains("3 bytes, too short"));
-  CHECK_THROWS_WITH(parse(le64(200'000'000) + "{}"), Contains("header length 200000000 exceeds the 100 MB limit"));
+  CHECK_THROWS_WITH(parse(le64(200'000'000) + "{}"),
+                    Contains("header length 200000000 exceeds the 100 MB limit"));
   CHECK_THROWS_WITH(parse(le64(~0ULL)), Contains("exceeds the 100 MB limit"));
-  CHECK_THROWS_WITH(parse(le64(64) + "{}"), Contains("header length 64 runs past the end of the file (10 bytes)"));
-  CHECK_THROWS_WITH(parse(make_file("{\"t\": ", "")), Contains("bad.safetensors") && Contains("not valid JSON"));
+  CHECK_THROWS_WITH(parse(le64(64) + "{}"),
+                    Contains("header length 64 runs past the end of the file (10 bytes)"));
+  CHECK_THROWS_WITH(parse(make_file("{\"t\": ", "")),
+                    Contains("bad.safetensors") && Contains("not valid JSON"));
   CHECK_THROWS_WITH(parse(make_file("{\"t\xff\": 1}", "")), Contains("not valid JSON"));
   CHECK_THROWS_WITH(parse(make_file("[1, 2]", "")), Contains("header is not a JSON object"));
   CHECK_THROWS_WITH(parse(make_file(one("3"), "")), Contains("tensor 't'") && Contains("not a JSON object"));
@@ -231,7 +235,8 @@ TEST_CASE("safetensors corrupt files each produce a precise error") {
   CHECK_THROWS_WITH(parse(make_file(one(R"({"dtype":"F32","shape":[2.5],"data_offsets":[0,8]})"), f32x2)),
                     Contains("non-integer dimension 2.5"));
   CHECK_THROWS_WITH(
-      parse(make_file(one(R"({"dtype":"F32","shape":[1099511627776,1099511627776],"data_offsets":[0,8]})"), f32x2)),
+      parse(make_file(one(R"({"dtype":"F32","shape":[1099511627776,1099511627776],"data_offsets":[0,8]})"),
+                      f32x2)),
       Contains("tensor 't'") && Contains("overflows the element count"));
   CHECK_THROWS_WITH(
       parse(make_file(one(R"({"dtype":"F64","shape":[4611686018427387904],"data_offsets":[0,8]})"), f32x2)),
@@ -242,22 +247,22 @@ TEST_CASE("safetensors corrupt files each produce a precise error") {
                     Contains("\"data_offsets\" must be [begin, end]"));
   CHECK_THROWS_WITH(parse(make_file(one(R"({"dtype":"F32","shape":[0],"data_offsets":[8,0]})"), f32x2)),
                     Contains("data_offsets [8, 0] end before they begin"));
-  CHECK_THROWS_WITH(parse(make_file(one(R"({"dtype":"F32","shape":[3],"data_offsets":[0,8]})"), f32x2)),
-                    Contains("tensor 't': data_offsets [0, 8] span 8 bytes but dtype F32 with shape [3] needs 12"));
+  CHECK_THROWS_WITH(
+      parse(make_file(one(R"({"dtype":"F32","shape":[3],"data_offsets":[0,8]})"), f32x2)),
+      Contains("tensor 't': data_offsets [0, 8] span 8 bytes but dtype F32 with shape [3] needs 12"));
   // Truncated data: offsets agree with the shape but the buffer stops early.
-  CHECK_THROWS_WITH(parse(make_file(one(R"({"dtype":"F32","shape":[2],"data_offsets":[0,8]})"), "abcd")),
-                    Contains("tensor 't': data_offsets [0, 8] extend past the end of the data buffer (4 bytes)") &&
-                        Contains("truncated"));
   CHECK_THROWS_WITH(
-      parse(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                      R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-                      f32x2)),
-      Contains("tensor 'b' (data_offsets [4, 8]) overlaps tensor 'a' (data_offsets [0, 8])"));
-  CHECK_THROWS_WITH(
-      parse(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
-                      R"("b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
-                      f32x2 + "abcd")),
-      Contains("gap of 4 bytes in the data buffer before tensor 'b'"));
+      parse(make_file(one(R"({"dtype":"F32","shape":[2],"data_offsets":[0,8]})"), "abcd")),
+      Contains("tensor 't': data_offsets [0, 8] extend past the end of the data buffer (4 bytes)") &&
+          Contains("truncated"));
+  CHECK_THROWS_WITH(parse(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                    R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+                                    f32x2)),
+                    Contains("tensor 'b' (data_offsets [4, 8]) overlaps tensor 'a' (data_offsets [0, 8])"));
+  CHECK_THROWS_WITH(parse(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                                    R"("b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
+                                    f32x2 + "abcd")),
+                    Contains("gap of 4 bytes in the data buffer before tensor 'b'"));
   CHECK_THROWS_WITH(parse(make_file(one(R"({"dtype":"F32","shape":[1],"data_offsets":[4,8]})"), f32x2)),
                     Contains("gap of 4 bytes in the data buffer before tensor 't'"));
   CHECK_THROWS_WITH(parse(make_file(one(R"({"dtype":"F32","shape":[1],"data_offsets":[0,4]})"), f32x2)),
@@ -268,10 +273,13 @@ TEST_CASE("safetensors corrupt files each produce a precise error") {
                     Contains("bad.safetensors") && Contains("duplicate tensor name 't'"));
   CHECK_THROWS_WITH(parse(make_file(R"({"__metadata__":{"k":1}})", "")),
                     Contains("\"__metadata__\" value for key 'k' is not a string"));
-  CHECK_THROWS_WITH(parse(make_file(R"({"__metadata__":[]})", "")), Contains("\"__metadata__\" is not a JSON object"));
-  CHECK_THROWS_WITH(parse(make_file(R"({"__metadata__":{"k":"a","k":"b"}})", "")), Contains("duplicate key 'k'"));
-  CHECK_THROWS_WITH(parse(make_file(R"({"x":)" + std::string(100'000, '[') + std::string(100'000, ']') + "}", "")),
-                    Contains("nests deeper than"));
+  CHECK_THROWS_WITH(parse(make_file(R"({"__metadata__":[]})", "")),
+                    Contains("\"__metadata__\" is not a JSON object"));
+  CHECK_THROWS_WITH(parse(make_file(R"({"__metadata__":{"k":"a","k":"b"}})", "")),
+                    Contains("duplicate key 'k'"));
+  CHECK_THROWS_WITH(
+      parse(make_file(R"({"x":)" + std::string(100'000, '[') + std::string(100'000, ']') + "}", "")),
+      Contains("nests deeper than"));
 }
 
 TEST_CASE("safetensors load names the path on disk") {
@@ -302,7 +310,8 @@ TEST_CASE("safetensors with random byte corruptions either loads or throws gtpo:
       try {
         const SafetensorsFile f = parse(bad);
         for (const auto& e : f.entries()) {
-          if (e.dtype == "F32" || e.dtype == "BF16" || e.dtype == "F16" || e.dtype == "F64") (void)f.read_f32(e.name);
+          if (e.dtype == "F32" || e.dtype == "BF16" || e.dtype == "F16" || e.dtype == "F64")
+            (void)f.read_f32(e.name);
         }
       } catch (const gtpo::Error&) {
         // expected for most corruptions; anything else escapes and fails the test
@@ -322,7 +331,8 @@ TEST_CASE("safetensors writer rejects inconsistent tensors") {
   CHECK_THROWS_WITH(w.add_f32("e", {1}, std::vector<float>{1.0f}, "I32"), Contains("add_f32 stores only"));
   CHECK_THROWS_WITH(w.add_raw("__metadata__", "U8", {0}, ""), Contains("reserved"));
   CHECK_THROWS_WITH(w.add_raw("bad\xff", "U8", {0}, ""), Contains("not valid UTF-8"));
-  CHECK_THROWS_WITH(w.set_metadata("k", "bad\xff"), Contains("metadata value for key 'k' is not valid UTF-8"));
+  CHECK_THROWS_WITH(w.set_metadata("k", "bad\xff"),
+                    Contains("metadata value for key 'k' is not valid UTF-8"));
   // The failed adds left the writer usable and unchanged.
   CHECK(parse(w.serialize()).entries().size() == 1);
 }
@@ -363,13 +373,13 @@ TEST_CASE("f16 and bf16 conversions: known values") {
   CHECK(f32_to_f16(1e10f) == 0x7c00);
   CHECK(f32_to_f16(-INFINITY) == 0xfc00);
   CHECK(f32_to_f16(std::ldexp(1.0f, -24)) == 0x0001);
-  CHECK(f32_to_f16(std::ldexp(1.0f, -25)) == 0x0000);                  // tie -> even (zero)
+  CHECK(f32_to_f16(std::ldexp(1.0f, -25)) == 0x0000);  // tie -> even (zero)
   CHECK(f32_to_f16(std::ldexp(1.0f, -25) * 1.0000001f) == 0x0001);
-  CHECK(f32_to_f16(std::ldexp(3.0f, -25)) == 0x0002);                  // 1.5 units: tie -> even (2)
-  CHECK(f32_to_f16(std::ldexp(1023.5f, -24)) == 0x0400);               // rounds up into the smallest normal
+  CHECK(f32_to_f16(std::ldexp(3.0f, -25)) == 0x0002);     // 1.5 units: tie -> even (2)
+  CHECK(f32_to_f16(std::ldexp(1023.5f, -24)) == 0x0400);  // rounds up into the smallest normal
   CHECK(f32_to_f16(-0.0f) == 0x8000);
-  CHECK(f32_to_f16(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);           // tie -> even
-  CHECK(f32_to_f16(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3c02);       // tie -> even (up)
+  CHECK(f32_to_f16(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);      // tie -> even
+  CHECK(f32_to_f16(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3c02);  // tie -> even (up)
   CHECK(std::isnan(f16_to_f32(f32_to_f16(NAN))));
   CHECK(std::isnan(f16_to_f32(f32_to_f16(std::bit_cast<float>(0x7f800001u)))));
 }
