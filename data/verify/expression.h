@@ -27,13 +27,13 @@ struct Evaluation {
 // Limits that keep hostile or runaway completions cheap to reject.
 inline constexpr std::size_t kMaxExpressionLength = 256;
 inline constexpr int kMaxExpressionDepth = 32;
-inline constexpr std::size_t kMaxLiteralDigits = 9;
+inline constexpr std::size_t kMaxLiteralDigits = 18;
 
 // Grammar (spaces allowed between tokens):
 //   expr   := term (('+' | '-') term)*
 //   term   := factor (('*' | '/') factor)*
 //   factor := NUMBER | '(' expr ')'
-//   NUMBER := '0' | [1-9][0-9]*        (at most 9 digits; no sign, no leading zeros)
+//   NUMBER := '0' | [1-9][0-9]*        (at most 18 digits; no sign, no leading zeros)
 // There is no unary minus. '/' is exact rational division.
 Evaluation evaluate_expression(std::string_view text);
 
