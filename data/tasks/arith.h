@@ -3,8 +3,6 @@
 // Options: difficulty (default 2), ops (subset of "+-*", default "+-*"), scratchpad (default true),
 // test_fraction (default 0.1). Formats are documented in docs/tasks.md.
 #pragma once
-#include <memory>
-
 #include "data/tasks/options.h"
 #include "data/tasks/task.h"
 

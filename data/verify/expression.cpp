@@ -1,7 +1,5 @@
 #include "data/verify/expression.h"
 
-#include <numeric>
-
 namespace gtpo::data {
 
 namespace {
