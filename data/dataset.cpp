@@ -1,0 +1,98 @@
+#include "data/dataset.h"
+
+#include "data/verify/answer.h"
+
+namespace gtpo::data {
+
+namespace {
+
+std::string trimmed(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return "";
+  const auto last = s.find_last_not_of(" \t\r\n");
+  return s.substr(first, last - first + 1);
+}
+
+// Numbers are stored in canonical form so a dataset answer "1,000" matches a completion "1000"
+// by plain string comparison too; other answers are kept verbatim (trimmed).
+std::string canonical_answer(const std::string& text) {
+  const auto number = normalize_number(text);
+  return number ? *number : trimmed(text);
+}
+
+}  // namespace
+
+std::string strip_calculator_annotations(const std::string& text) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const auto open = text.find("<<", pos);
+    const auto close = open == std::string::npos ? std::string::npos : text.find(">>", open + 2);
+    if (close == std::string::npos) {
+      out += text.substr(pos);
+      break;
+    }
+    out += text.substr(pos, open - pos);
+    pos = close + 2;
+  }
+  return out;
+}
+
+std::string gsm8k_final_answer(const JsonLine& where, const std::string& answer_text) {
+  const auto marker = answer_text.rfind(kAnswerMarker);
+  if (marker == std::string::npos) fail_at(where, "GSM8K field 'answer' has no '####' final answer");
+  const std::string answer = canonical_answer(answer_text.substr(marker + kAnswerMarker.size()));
+  if (answer.empty()) fail_at(where, "GSM8K field 'answer' has nothing after '####'");
+  return answer;
+}
+
+Problem problem_from_json(const JsonLine& line) {
+  Problem p;
+  p.task = "jsonl";
+  if (line.value.contains("question")) {
+    const std::string question = require_string(line, "question");
+    const std::string answer_text = require_string(line, "answer");
+    p.prompt = question + "\n";
+    p.answer = gsm8k_final_answer(line, answer_text);
+    // The reasoning before "####" becomes the solution, ending in the canonical answer line.
+    const std::string reasoning = trimmed(strip_calculator_annotations(answer_text.substr(0, answer_text.rfind(kAnswerMarker))));
+    p.reference_solution = (reasoning.empty() ? "" : reasoning + "\n") + "#### " + p.answer;
+  } else if (line.value.contains("prompt")) {
+    p.prompt = require_string(line, "prompt");
+    const auto& answer = require_field(line, "answer");
+    if (answer.is_string()) {
+      p.answer = canonical_answer(answer.get<std::string>());
+    } else if (answer.is_number()) {
+      p.answer = canonical_answer(answer.dump());
+    } else {
+      fail_at(line, "field 'answer' must be a string or a number (got ", json_type_name(answer), ")");
+    }
+    if (p.answer.empty()) fail_at(line, "field 'answer' is empty");
+    p.reference_solution = optional_string(line, "solution").value_or("#### " + p.answer);
+  } else {
+    fail_at(line, "expected a 'prompt' field (or GSM8K's 'question')");
+  }
+  if (p.prompt.empty() || p.prompt == "\n") fail_at(line, "empty prompt");
+  p.key = p.prompt;
+  return p;
+}
+
+std::vector<Problem> load_problems(const std::string& path) {
+  std::vector<Problem> out;
+  for (const JsonLine& line : read_jsonl(path)) out.push_back(problem_from_json(line));
+  return out;
+}
+
+nlohmann::json problem_to_json(const Problem& problem) {
+  nlohmann::json j = {{"task", problem.task},
+                      {"prompt", problem.prompt},
+                      {"answer", problem.answer},
+                      {"solution", problem.reference_solution}};
+  if (!problem.numbers.empty()) {
+    j["numbers"] = problem.numbers;
+    j["target"] = problem.target;
+  }
+  return j;
+}
+
+}  // namespace gtpo::data

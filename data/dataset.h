@@ -1,0 +1,31 @@
+// Problems from JSONL files. Each non-blank line is one of
+//   {"prompt": "...", "answer": "42" | 42, "solution": "..." (optional)}
+//   {"question": "...", "answer": "...reasoning... #### 42"}                (GSM8K)
+// and becomes a Problem with task "jsonl"; judge completions with check_final_answer(problem.answer, ...).
+// Any bad line is a gtpo::Error "FILE:LINE: problem". Formats are documented in docs/tasks.md.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "data/jsonl.h"
+#include "data/tasks/task.h"
+
+namespace gtpo::data {
+
+std::vector<Problem> load_problems(const std::string& path);
+Problem problem_from_json(const JsonLine& line);
+
+// The final answer of a GSM8K answer text: what follows the last "####", normalised when it is a
+// number. Fails (naming the line) when there is no "####" or nothing after it.
+std::string gsm8k_final_answer(const JsonLine& where, const std::string& answer_text);
+
+// GSM8K reasoning with calculator annotations removed: "48/2 = <<48/2=24>>24" -> "48/2 = 24".
+std::string strip_calculator_annotations(const std::string& text);
+
+// {"prompt", "answer", "solution"} plus "task", and for countdown "numbers" and "target": the
+// record a generated problem is saved as (load_problems reads back prompt, answer, solution).
+nlohmann::json problem_to_json(const Problem& problem);
+
+}  // namespace gtpo::data
