@@ -81,8 +81,8 @@ BpeTokenizer::BpeTokenizer(std::vector<std::string> bytes, std::vector<TokenOrig
     }
   }
   roles_ = find_special_roles(added);
-  // The byte tokenizer is the merge-free BPE whose ids 0..255 are the bytes in order.
-  bool bytes_first = merges_.empty() && bytes_.size() >= 256;
+  // The byte tokenizer is the merge-free BPE whose only model tokens are ids 0..255, the bytes in order.
+  bool bytes_first = merges_.empty() && model_id_.size() == 256 && bytes_.size() >= 256;
   for (int b = 0; bytes_first && b < 256; ++b) bytes_first = byte_id_[b] == b;
   kind_ = bytes_first ? "byte" : "bpe";
 }

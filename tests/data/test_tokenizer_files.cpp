@@ -119,6 +119,16 @@ TEST_CASE("Hugging Face files with string or pair merges load", "[tokenizer]") {
   }
 }
 
+TEST_CASE("ignore_merges emits a chunk that is itself a token whole", "[tokenizer]") {
+  const std::string path = scratch_path("ignore_merges.json");
+  write_text(path, edit(hf_file(""), "\"type\": \"BPE\",", "\"type\": \"BPE\", \"ignore_merges\": true,"));
+  const auto tok = load_tokenizer(path);
+  CHECK(tok->kind() == "bpe");
+  CHECK(tok->encode("ab abab") == std::vector<int32_t>{256, ' ', 'a', 'b', 'a', 'b'});
+  tok->save(path);
+  CHECK(Json::parse(read_text(path))["model"]["ignore_merges"] == true);
+}
+
 TEST_CASE("malformed tokenizer files name the file and the problem", "[tokenizer]") {
   const std::string path = scratch_path("bad.json");
   auto expect_error = [&](const std::string& content, const std::string& message) {

@@ -9,14 +9,21 @@
 
 namespace gtpo::data::test {
 
-// A fresh directory per test process, removed by nobody: it lives under the system temp directory.
+// A fresh directory per test process (ctest runs each test case in its own process), removed at exit.
+struct ScratchDir {
+  std::filesystem::path path;
+  ScratchDir() : path(std::filesystem::temp_directory_path() / ("gtpo_tokenizer_test_" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(path);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
 inline std::string scratch_path(const std::string& name) {
-  static const std::filesystem::path dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("gtpo_tokenizer_test_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  return (dir / name).string();
+  static const ScratchDir dir;
+  return (dir.path / name).string();
 }
 
 inline void write_text(const std::string& path, const std::string& text) {
