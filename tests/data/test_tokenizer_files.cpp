@@ -1,0 +1,167 @@
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "data/tokenizer/bpe_tokenizer.h"
+#include "data/tokenizer/byte_level.h"
+#include "data/tokenizer/char_tokenizer.h"
+#include "data/tokenizer/tokenizer_file.h"
+#include "runtime/error.h"
+#include "test_tokenizer_util.h"
+
+using namespace gtpo::data;
+using gtpo::data::test::read_text;
+using gtpo::data::test::scratch_path;
+using gtpo::data::test::write_text;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const std::vector<std::string> kSpecials = {"<pad>", "<bos>", "<eos>"};
+
+std::string byte_text(int b) { return bytes_to_byte_level(std::string(1, static_cast<char>(b))); }
+
+// A small Hugging Face style byte-level BPE file: the 256 bytes, "ab" = 256, "<|endoftext|>" = 257.
+std::string hf_file(const std::string& merges) {
+  std::string vocab;
+  for (int b = 0; b < 256; ++b) vocab += Json(byte_text(b)).dump() + ": " + std::to_string(b) + ", ";
+  return R"({"version": "1.0", "added_tokens": [{"id": 257, "content": "<|endoftext|>", "special": true}],
+  "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
+  "decoder": {"type": "ByteLevel"},
+  "model": {"type": "BPE", "vocab": {)" + vocab + R"("ab": 256, "<|endoftext|>": 257}, "merges": [)" + merges + "]}}";
+}
+
+// Replaces the one occurrence of `from`, which must be there (keeps the malformed-file cases honest).
+std::string edit(std::string s, const std::string& from, const std::string& to) {
+  const auto pos = s.find(from);
+  REQUIRE(pos != std::string::npos);
+  return s.replace(pos, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("BPE save writes a Hugging Face tokenizer.json and loads back identically", "[tokenizer]") {
+  const std::string corpus = test::sample_corpus(30);
+  const BpeTokenizer tok = BpeTokenizer::train(corpus, 450, kSpecials);
+  const std::string path = scratch_path("bpe.json");
+  tok.save(path);
+  CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
+
+  const Json j = Json::parse(read_text(path));
+  CHECK(j["model"]["type"] == "BPE");
+  CHECK(j["pre_tokenizer"]["type"] == "ByteLevel");
+  CHECK(j["pre_tokenizer"]["add_prefix_space"] == false);
+  CHECK(j["decoder"]["type"] == "ByteLevel");
+  CHECK(j["model"]["vocab"].size() == static_cast<std::size_t>(tok.vocab_size()));
+  CHECK(j["model"]["merges"].size() == tok.merges().size());
+  CHECK(j["model"]["vocab"]["\xc4\xa0"] == 3 + ' ');  // space is "Ġ" (U+0120)
+  REQUIRE(j["added_tokens"].size() == 3);
+  CHECK(j["added_tokens"][2]["content"] == "<eos>");
+  CHECK(j["added_tokens"][2]["id"] == 2);
+  CHECK(j["added_tokens"][2]["special"] == true);
+
+  const auto loaded = load_tokenizer(path);
+  CHECK(loaded->kind() == "bpe");
+  CHECK(loaded->vocab_size() == tok.vocab_size());
+  CHECK(loaded->bos_id() == 1);
+  CHECK(loaded->eos_id() == 2);
+  CHECK(loaded->pad_id() == 0);
+  CHECK(loaded->encode(corpus) == tok.encode(corpus));
+  std::mt19937 rng(99);
+  const std::string noise = test::random_bytes(rng, 3000);
+  CHECK(loaded->encode(noise) == tok.encode(noise));
+  CHECK(loaded->decode(loaded->encode(noise)) == noise);
+
+  // Saving the loaded tokenizer reproduces the file byte for byte.
+  const std::string again = scratch_path("bpe_again.json");
+  loaded->save(again);
+  CHECK(read_text(again) == read_text(path));
+}
+
+TEST_CASE("a directory loads its tokenizer.json", "[tokenizer]") {
+  const std::string dir = scratch_path("ckpt");
+  std::filesystem::create_directories(dir);
+  make_byte_tokenizer(300)->save(dir + "/tokenizer.json");
+  CHECK(load_tokenizer(dir)->kind() == "byte");
+}
+
+TEST_CASE("char tokenizer saves as an HF WordLevel file and loads back", "[tokenizer]") {
+  CharTokenizer tok("0123456789+= \n\xc3\xa9");
+  const std::string path = scratch_path("char.json");
+  tok.save(path);
+  const Json j = Json::parse(read_text(path));
+  CHECK(j["model"]["type"] == "WordLevel");
+  CHECK(j["pre_tokenizer"]["type"] == "Split");
+  CHECK(j["decoder"]["type"] == "Fuse");
+  CHECK(j["model"]["vocab"]["\n"] == 16);
+  CHECK(j["added_tokens"].size() == 3);
+  const auto loaded = load_tokenizer(path);
+  CHECK(loaded->kind() == "char");
+  CHECK(loaded->vocab_size() == tok.vocab_size());
+  CHECK(loaded->eos_id() == 2);
+  const std::string text = "12+30 = 42\n\xc3\xa9";
+  CHECK(loaded->encode(text) == tok.encode(text));
+  CHECK_THROWS_WITH(loaded->encode("7x"), Contains("'x'") && Contains("byte offset 1"));
+}
+
+TEST_CASE("Hugging Face files with string or pair merges load", "[tokenizer]") {
+  for (const std::string& merges : {std::string(R"("a b")"), std::string(R"(["a", "b"])")}) {
+    const std::string path = scratch_path("hf.json");
+    write_text(path, hf_file(merges));
+    const auto tok = load_tokenizer(path);
+    CHECK(tok->kind() == "bpe");
+    CHECK(tok->vocab_size() == 258);
+    CHECK(tok->eos_id() == 257);
+    CHECK(tok->bos_id() == 257);  // GPT-2 uses <|endoftext|> for both
+    CHECK(tok->pad_id() == -1);
+    CHECK(tok->encode("abab ab") == std::vector<int32_t>{256, 256, ' ', 256});
+    CHECK(tok->decode(std::vector<int32_t>{256, 257}) == "ab<|endoftext|>");
+    CHECK(tok->is_special(257));
+  }
+}
+
+TEST_CASE("ignore_merges emits a chunk that is itself a token whole", "[tokenizer]") {
+  const std::string path = scratch_path("ignore_merges.json");
+  write_text(path, edit(hf_file(""), "\"type\": \"BPE\",", "\"type\": \"BPE\", \"ignore_merges\": true,"));
+  const auto tok = load_tokenizer(path);
+  CHECK(tok->kind() == "bpe");
+  CHECK(tok->encode("ab abab") == std::vector<int32_t>{256, ' ', 'a', 'b', 'a', 'b'});
+  tok->save(path);
+  CHECK(Json::parse(read_text(path))["model"]["ignore_merges"] == true);
+}
+
+TEST_CASE("malformed tokenizer files name the file and the problem", "[tokenizer]") {
+  const std::string path = scratch_path("bad.json");
+  auto expect_error = [&](const std::string& content, const std::string& message) {
+    write_text(path, content);
+    CHECK_THROWS_WITH(load_tokenizer(path), Contains(path) && Contains(message));
+  };
+  CHECK_THROWS_WITH(load_tokenizer(scratch_path("missing.json")), Contains("missing.json") && Contains("cannot open"));
+  expect_error("{\"model\": ", "bad JSON");
+  expect_error("[1, 2]", "expected a JSON object");
+  expect_error("{}", "missing key 'model'");
+  expect_error(R"({"model": {"vocab": {}}})", "missing key 'model.type'");
+  expect_error(R"({"model": {"type": "Unigram"}})", "unsupported model type 'Unigram'");
+  expect_error(R"({"model": {"type": "BPE", "vocab": {}, "merges": []}})", "'pre_tokenizer' is not ByteLevel");
+  expect_error(hf_file(R"("a zz")"), "merge 0 'a zz' references unknown token 'zz'");
+  expect_error(hf_file(R"("a b c")"), "must be two tokens separated by one space");
+  expect_error(hf_file(R"(42)"), "merge 0 must be a string");
+  expect_error(hf_file(R"("b a")"), "produces a token that is not in the vocabulary");
+  const std::string good = hf_file(R"("a b")");
+  write_text(path, good);
+  CHECK_NOTHROW(load_tokenizer(path));
+  expect_error(edit(good, "\"ab\": 256", "\"ab\": 300"), "id 256 has no token");
+  expect_error(edit(good, "\"ab\": 256", "\"ab\": 0"), "id 0 is used by both");
+  expect_error(edit(good, "\"ab\": 256", "\"ab\": \"x\""), "must have an integer id");
+  expect_error(edit(good, "\"ab\": 256", "\"a\xe2\x82\xac\": 256"), "is not a byte-level token");
+  expect_error(edit(edit(good, "\"A\": 65, ", ""), "\"ab\": 256", "\"ab\": 65, \"zz\": 256"), "byte 0x41 has no token");
+  expect_error(edit(good, "\"merges\"", "\"mergez\""), "missing key 'model.merges'");
+  expect_error(edit(good, "\"vocab\": {", "\"vocab\": [{"), "bad JSON");
+  expect_error(edit(good, "\"special\": true", "\"special\": true, \"id\": -4"), "'added_tokens[0].id' must be a non-negative integer, found -4");
+  expect_error(edit(good, "\"id\": 257,", "\"id\": \"x\","), "'added_tokens[0].id' must be a non-negative integer");
+  expect_error(R"({"model": {"type": "WordLevel", "vocab": {"ab": 0}}})", "is not a single character");
+}
+
+TEST_CASE("saving over an unwritable path is an error", "[tokenizer]") {
+  CHECK_THROWS_WITH(make_byte_tokenizer(259)->save("/nonexistent-dir/x/tokenizer.json"),
+                    Contains("/nonexistent-dir/x/tokenizer.json.tmp"));
+}
