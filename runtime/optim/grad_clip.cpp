@@ -1,0 +1,32 @@
+#include "runtime/optim/grad_clip.h"
+
+#include <cmath>
+
+#include "runtime/backend.h"
+
+namespace gtpo::optim {
+
+double grad_norm(const ParameterStore& params) {
+  double sum = 0.0;
+  for (const Parameter& p : params) {
+    const Tensor grad = p.tensor.grad();
+    if (grad.defined()) sum += grad.backend().sum_squares(grad.data(), grad.numel());
+  }
+  return std::sqrt(sum);
+}
+
+float clip_grad_norm(const ParameterStore& params, float max_norm) {
+  const double norm = grad_norm(params);
+  if (!std::isfinite(norm) || max_norm <= 0.0f || norm <= static_cast<double>(max_norm))
+    return static_cast<float>(norm);
+  const float coef = static_cast<float>(static_cast<double>(max_norm) / (norm + 1e-6));
+  for (const Parameter& p : params) {
+    const Tensor grad = p.tensor.grad();
+    if (!grad.defined()) continue;
+    grad.backend().unary(UnaryOp::scale, grad.data(), grad.data(), grad.numel(), coef);
+    grad.impl()->storage->version++;
+  }
+  return static_cast<float>(norm);
+}
+
+}  // namespace gtpo::optim
