@@ -6,4 +6,6 @@ bash "$root/scripts/setup.sh"
 bash "$root/scripts/build.sh"
 build_dir="${GTPO_BUILD_DIR:-$root/build}"
 cd "$build_dir"
+# Spinning OpenMP workers starve the other test processes on a 2-core machine.
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 ctest --output-on-failure -j "$(nproc)" --timeout 900 "$@"

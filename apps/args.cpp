@@ -1,0 +1,99 @@
+#include "apps/args.h"
+
+#include <cstdio>
+
+#include "runtime/error.h"
+
+namespace gtpo::apps {
+
+Args::Args(int argc, char** argv, const std::vector<FlagSpec>& specs) {
+  auto find = [&](const std::string& arg) -> const FlagSpec* {
+    for (const FlagSpec& s : specs)
+      if (s.name == arg || (!s.alias.empty() && s.alias == arg)) return &s;
+    return nullptr;
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      help_ = true;
+      continue;
+    }
+    if (arg.size() > 1 && arg[0] == '-' && !(arg.size() > 1 && (std::isdigit(static_cast<unsigned char>(arg[1])) || arg[1] == '.'))) {
+      std::string value;
+      bool inline_value = false;
+      if (size_t eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
+        value = arg.substr(eq + 1);
+        arg = arg.substr(0, eq);
+        inline_value = true;
+      }
+      const FlagSpec* spec = find(arg);
+      if (!spec) {
+        std::string valid;
+        for (const FlagSpec& s : specs) valid += (valid.empty() ? "" : ", ") + s.name;
+        fail(argv[0], ": unknown option '", arg, "'; valid options: ", valid, ", --help");
+      }
+      if (spec->takes_value) {
+        if (!inline_value) {
+          GTPO_CHECK(i + 1 < argc, argv[0], ": option ", arg, " needs a value");
+          value = argv[++i];
+        }
+      } else {
+        GTPO_CHECK(!inline_value, argv[0], ": option ", arg, " takes no value");
+        value = "1";
+      }
+      values_[spec->name] = value;
+    } else if (size_t eq = arg.find('='); eq != std::string::npos && eq > 0) {
+      overrides_.emplace_back(arg.substr(0, eq), arg.substr(eq + 1));
+    } else {
+      positionals_.push_back(arg);
+    }
+  }
+}
+
+std::string Args::get(const std::string& flag, const std::string& fallback) const {
+  auto it = values_.find(flag);
+  return it == values_.end() ? fallback : it->second;
+}
+
+std::string Args::require(const std::string& flag) const {
+  auto it = values_.find(flag);
+  GTPO_CHECK(it != values_.end(), "missing required option ", flag, " (see --help)");
+  return it->second;
+}
+
+int64_t Args::get_int(const std::string& flag, int64_t fallback) const {
+  auto it = values_.find(flag);
+  if (it == values_.end()) return fallback;
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(it->second, &used);
+    if (used == it->second.size()) return v;
+  } catch (const std::exception&) {
+  }
+  fail("option ", flag, ": expected an integer, got '", it->second, "'");
+}
+
+double Args::get_double(const std::string& flag, double fallback) const {
+  auto it = values_.find(flag);
+  if (it == values_.end()) return fallback;
+  try {
+    size_t used = 0;
+    const double v = std::stod(it->second, &used);
+    if (used == it->second.size()) return v;
+  } catch (const std::exception&) {
+  }
+  fail("option ", flag, ": expected a number, got '", it->second, "'");
+}
+
+std::string usage_text(const std::string& synopsis, const std::string& description, const std::vector<FlagSpec>& specs) {
+  std::string out = "usage: " + synopsis + "\n\n" + description + "\n\noptions:\n";
+  for (const FlagSpec& s : specs) {
+    std::string left = "  " + s.name + (s.alias.empty() ? "" : ", " + s.alias) + (s.takes_value ? " VALUE" : "");
+    if (left.size() < 28) left.resize(28, ' ');
+    out += left + " " + s.help + "\n";
+  }
+  out += "  --help                     show this text\n";
+  return out;
+}
+
+}  // namespace gtpo::apps

@@ -1,0 +1,43 @@
+// A small command-line parser shared by the subcommands: --flag VALUE, --switch, key=value overrides and
+// positionals. Unknown flags are errors that list the valid ones.
+#pragma once
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace gtpo::apps {
+
+struct FlagSpec {
+  std::string name;      // "--checkpoint" or "-n"
+  bool takes_value = true;
+  std::string help;
+  std::string alias;     // optional second spelling
+};
+
+class Args {
+ public:
+  // argv[0] is the subcommand name. Throws gtpo::Error on an unknown flag or a missing value.
+  Args(int argc, char** argv, const std::vector<FlagSpec>& specs);
+
+  bool help() const { return help_; }
+  bool has(const std::string& flag) const { return values_.count(flag) != 0; }
+  std::string get(const std::string& flag, const std::string& fallback) const;
+  std::string require(const std::string& flag) const;  // error naming the flag when missing
+  int64_t get_int(const std::string& flag, int64_t fallback) const;
+  double get_double(const std::string& flag, double fallback) const;
+  const std::vector<std::string>& positionals() const { return positionals_; }
+  // key=value arguments, in order.
+  const std::vector<std::pair<std::string, std::string>>& overrides() const { return overrides_; }
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::vector<std::string> positionals_;
+  std::vector<std::pair<std::string, std::string>> overrides_;
+  bool help_ = false;
+};
+
+std::string usage_text(const std::string& synopsis, const std::string& description, const std::vector<FlagSpec>& specs);
+
+}  // namespace gtpo::apps

@@ -1,0 +1,85 @@
+// gtpo init: writes a freshly initialised model checkpoint.
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "apps/args.h"
+#include "apps/commands.h"
+#include "model/checkpoint.h"
+#include "runtime/error.h"
+#include "runtime/io/atomic_file.h"
+
+namespace gtpo::apps {
+
+namespace {
+
+const std::vector<FlagSpec> kFlags = {{"--out", true, "checkpoint directory to write (required)"}};
+
+// The tokenizer a config asks for: `tokenizer: {kind: byte}`, `{kind: char, alphabet: "..."}`,
+// `{file: path/to/tokenizer.json}`, or no section (a byte-level vocabulary when vocab_size >= 259).
+std::unique_ptr<data::Tokenizer> tokenizer_from(const YAML::Node& node, const model::ModelConfig& mc,
+                                                const std::string& where) {
+  if (!node) {
+    if (mc.vocab_size >= 259) return data::make_byte_tokenizer(static_cast<int32_t>(mc.vocab_size));
+    return nullptr;
+  }
+  GTPO_CHECK(node.IsMap(), where, ": tokenizer must be a mapping (kind: byte|char|bpe, alphabet or file)");
+  if (node["file"]) return data::load_tokenizer(node["file"].as<std::string>());
+  const std::string kind = node["kind"] ? node["kind"].as<std::string>() : "byte";
+  if (kind == "byte") return data::make_byte_tokenizer(static_cast<int32_t>(mc.vocab_size));
+  if (kind == "char") {
+    GTPO_CHECK(node["alphabet"], where, ": tokenizer.kind char needs tokenizer.alphabet");
+    return std::make_unique<data::CharTokenizer>(node["alphabet"].as<std::string>());
+  }
+  fail(where, ": tokenizer.kind must be byte or char (or give tokenizer.file), got '", kind, "'");
+}
+
+}  // namespace
+
+int run_init(int argc, char** argv) {
+  Args args(argc, argv, kFlags);
+  if (args.help()) {
+    std::fputs(usage_text("gtpo init CONFIG.yaml [model.KEY=VALUE ...] [seed=N] --out DIR",
+                          "Writes a freshly initialised model (GPT-2-style init scaled by depth, a pure function\n"
+                          "of the seed) as a checkpoint directory: model.safetensors, config.yaml, tokenizer.json.\n"
+                          "A config holding only a model: section is enough.",
+                          kFlags).c_str(), stdout);
+    return 0;
+  }
+  GTPO_CHECK(args.positionals().size() == 1, "init: expected exactly one CONFIG.yaml, got ", args.positionals().size());
+  const std::string path = args.positionals()[0];
+  const std::string out = args.require("--out");
+  YAML::Node root;
+  try {
+    root = YAML::Load(io::read_file(path));
+  } catch (const YAML::Exception& e) {
+    fail(path, ": invalid YAML at line ", e.mark.line + 1, ": ", e.msg);
+  }
+  GTPO_CHECK(root.IsMap() && root["model"], path, ": no 'model:' section");
+  model::ModelConfig mc = model::parse_model_config(root["model"], path);
+  uint64_t seed = root["seed"] ? root["seed"].as<uint64_t>() : 0;
+  for (const auto& [key, value] : args.overrides()) {
+    if (key.rfind("model.", 0) == 0) {
+      model::set_model_option(mc, key.substr(6), value);
+    } else if (key == "seed") {
+      seed = std::stoull(value);
+    } else {
+      fail("init: unknown override '", key, "' (use model.KEY=VALUE or seed=N)");
+    }
+  }
+  model::validate_model_config(mc, path);
+  auto tokenizer = tokenizer_from(root["tokenizer"], mc, path);
+  if (tokenizer)
+    GTPO_CHECK(tokenizer->vocab_size() <= mc.vocab_size, path, ": the tokenizer has ", tokenizer->vocab_size(),
+               " tokens but model.vocab_size is ", mc.vocab_size);
+  model::Transformer m(mc);
+  m.init_weights(seed);
+  model::save_model(out, m, tokenizer.get());
+  std::printf("wrote %s: %s, %lld parameters, seed %llu%s\n", out.c_str(), model::architecture_name(mc.architecture),
+              static_cast<long long>(m.parameters().numel()), static_cast<unsigned long long>(seed),
+              tokenizer ? (", tokenizer " + tokenizer->kind()).c_str() : ", no tokenizer");
+  return 0;
+}
+
+}  // namespace gtpo::apps

@@ -1,0 +1,11 @@
+// The gtpo subcommands. Each takes argv with argv[0] = the subcommand name and returns an exit code.
+#pragma once
+
+namespace gtpo::apps {
+
+int run_advantages(int argc, char** argv);
+int run_init(int argc, char** argv);
+int run_score(int argc, char** argv);
+int run_sample(int argc, char** argv);
+
+}  // namespace gtpo::apps

@@ -1,0 +1,59 @@
+// gtpo: the command line. It only wires the layers together; every command lives in its own file.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "apps/commands.h"
+#include "runtime/error.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(int, char**);
+};
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"init", "write a freshly initialised model checkpoint", gtpo::apps::run_init},
+      {"sample", "grouped sampling from a checkpoint with per-token log-probs and entropies", gtpo::apps::run_sample},
+      {"score", "per-token log-probs and entropies of given sequences", gtpo::apps::run_score},
+      {"advantages", "shaped rewards and advantages for your own rollouts (JSONL in, JSONL out)",
+       gtpo::apps::run_advantages},
+  };
+  return table;
+}
+
+void print_usage() {
+  std::printf(
+      "gtpo: reinforcement learning of small language models with token- and sequence-level entropy shaping\n\n"
+      "usage: gtpo COMMAND [options]      (gtpo COMMAND --help for a command's options)\n\ncommands:\n");
+  for (const Command& c : commands()) std::printf("  %-12s %s\n", c.name, c.summary);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    print_usage();
+    return argc < 2 ? 2 : 0;
+  }
+  for (const Command& c : commands()) {
+    if (std::strcmp(argv[1], c.name) != 0) continue;
+    try {
+      return c.run(argc - 1, argv + 1);
+    } catch (const gtpo::Error& e) {
+      std::fprintf(stderr, "gtpo %s: error: %s\n", c.name, e.what());
+      return 1;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gtpo %s: internal error: %s\n", c.name, e.what());
+      return 3;
+    }
+  }
+  std::fprintf(stderr, "gtpo: unknown command '%s'\n\n", argv[1]);
+  print_usage();
+  return 2;
+}

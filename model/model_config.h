@@ -1,0 +1,45 @@
+// The transformer's shape, read from a YAML `model:` section whose keys follow Hugging Face config names.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace YAML {
+class Node;
+}
+
+namespace gtpo::model {
+
+enum class Architecture { gpt2, llama, qwen2 };
+
+struct ModelConfig {
+  Architecture architecture = Architecture::llama;
+  int64_t vocab_size = 0;
+  int64_t hidden_size = 0;
+  int64_t num_hidden_layers = 0;
+  int64_t num_attention_heads = 0;
+  int64_t num_key_value_heads = 0;  // defaults to num_attention_heads
+  int64_t intermediate_size = 0;    // defaults to 4 * hidden_size (gpt2) or the Llama 8/3 rule rounded to 32
+  int64_t max_position_embeddings = 0;
+  float norm_eps = 0.0f;            // rms_norm_eps (llama, qwen2; default 1e-6) or layer_norm_epsilon (gpt2; 1e-5)
+  float rope_theta = 10000.0f;
+  bool tie_word_embeddings = false;  // default true for gpt2, false for llama/qwen2
+  // llama: biases on q, k, v and o projections when true (HF LlamaAttention); qwen2: q, k, v biases always,
+  // none on o (HF Qwen2Attention), so the key is ignored; gpt2 always has biases.
+  bool attention_bias = false;
+
+  int64_t head_dim() const { return hidden_size / num_attention_heads; }
+  bool is_gpt2() const { return architecture == Architecture::gpt2; }
+};
+
+const char* architecture_name(Architecture a);
+
+// Parses and validates a `model:` node; `where` names the file for error messages. Unknown keys, wrong
+// types and inconsistent sizes are errors that name the key.
+ModelConfig parse_model_config(const YAML::Node& node, const std::string& where);
+// Applies one dotted override such as "hidden_size=64" (the key without the "model." prefix).
+void set_model_option(ModelConfig& config, const std::string& key, const std::string& value);
+void validate_model_config(const ModelConfig& config, const std::string& where);
+// The section as YAML text (Hugging Face key names), for config.yaml in checkpoints.
+std::string model_config_to_yaml(const ModelConfig& config);
+
+}  // namespace gtpo::model

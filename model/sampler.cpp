@@ -1,0 +1,223 @@
+#include "model/sampler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "runtime/autograd.h"
+#include "runtime/error.h"
+#include "runtime/ops.h"
+#include "runtime/random.h"
+
+namespace gtpo::model {
+
+const char* finish_reason_name(FinishReason r) {
+  switch (r) {
+    case FinishReason::eos: return "eos";
+    case FinishReason::stop: return "stop";
+    case FinishReason::length: return "length";
+  }
+  return "?";
+}
+
+int32_t choose_token(const float* logits, int64_t vocab, float temperature, int64_t top_k, float top_p, double u,
+                     std::vector<std::pair<double, int32_t>>& scratch) {
+  if (temperature <= 0.0f) {
+    int32_t best = 0;
+    for (int64_t i = 1; i < vocab; ++i)
+      if (logits[i] > logits[best]) best = static_cast<int32_t>(i);
+    return best;
+  }
+  const double inv_t = 1.0 / temperature;
+  double max_z = -INFINITY;
+  for (int64_t i = 0; i < vocab; ++i) max_z = std::max(max_z, logits[i] * inv_t);
+  scratch.resize(static_cast<size_t>(vocab));
+  for (int64_t i = 0; i < vocab; ++i)
+    scratch[static_cast<size_t>(i)] = {std::exp(logits[i] * inv_t - max_z), static_cast<int32_t>(i)};
+  size_t kept = scratch.size();
+  const bool use_top_k = top_k > 0 && top_k < vocab;
+  const bool use_top_p = top_p < 1.0f;
+  if (use_top_k || use_top_p) {
+    // Most probable first; ties by lower id, so the order is fully determined.
+    auto by_prob = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
+    if (use_top_k) {
+      kept = static_cast<size_t>(top_k);
+      std::partial_sort(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(kept), scratch.end(), by_prob);
+    } else {
+      std::sort(scratch.begin(), scratch.end(), by_prob);
+    }
+    if (use_top_p) {
+      double total = 0.0;
+      for (size_t i = 0; i < kept; ++i) total += scratch[i].first;
+      double cumulative = 0.0;
+      size_t n = 0;
+      while (n < kept) {
+        cumulative += scratch[n++].first;
+        if (cumulative >= top_p * total) break;
+      }
+      kept = std::max<size_t>(n, 1);
+    }
+  }
+  double mass = 0.0;
+  for (size_t i = 0; i < kept; ++i) mass += scratch[i].first;
+  double target = u * mass, running = 0.0;
+  for (size_t i = 0; i < kept; ++i) {
+    running += scratch[i].first;
+    if (target < running) return scratch[i].second;
+  }
+  return scratch[kept - 1].second;  // u * mass rounded up to the total
+}
+
+namespace {
+
+bool ends_with_stop(const std::string& text, const std::vector<std::string>& stops) {
+  for (const std::string& s : stops)
+    if (!s.empty() && text.size() >= s.size() && text.compare(text.size() - s.size(), s.size(), s) == 0) return true;
+  return false;
+}
+
+void validate(const Transformer& model, const std::vector<PromptInput>& prompts, const SamplingOptions& o) {
+  GTPO_CHECK(!prompts.empty(), "sample: no prompts");
+  GTPO_CHECK(o.group_size >= 1, "sample: group size (-n) must be at least 1, got ", o.group_size);
+  GTPO_CHECK(o.max_new_tokens >= 1, "sample: max_new_tokens must be at least 1, got ", o.max_new_tokens);
+  GTPO_CHECK(o.temperature >= 0.0f && std::isfinite(o.temperature), "sample: temperature must be >= 0, got ",
+             o.temperature);
+  GTPO_CHECK(o.top_p > 0.0f && o.top_p <= 1.0f, "sample: top_p must be in (0, 1], got ", o.top_p);
+  GTPO_CHECK(o.top_k >= 0, "sample: top_k must be >= 0, got ", o.top_k);
+  GTPO_CHECK(o.stop_strings.empty() || o.decode, "sample: stop strings need a tokenizer to decode text");
+  const ModelConfig& c = model.config();
+  for (size_t p = 0; p < prompts.size(); ++p) {
+    GTPO_CHECK(!prompts[p].tokens.empty(), "sample: prompt ", p, " is empty");
+    for (int32_t t : prompts[p].tokens)
+      GTPO_CHECK(t >= 0 && t < c.vocab_size, "sample: prompt ", p, " has token id ", t, " outside [0, ",
+                 c.vocab_size, ")");
+    const int64_t total = static_cast<int64_t>(prompts[p].tokens.size()) + o.max_new_tokens;
+    GTPO_CHECK(total <= c.max_position_embeddings, "sample: prompt ", p, " (", prompts[p].tokens.size(),
+               " tokens) + max_new_tokens ", o.max_new_tokens, " exceeds max_position_embeddings ",
+               c.max_position_embeddings);
+  }
+}
+
+}  // namespace
+
+std::vector<Sample> sample_groups(const Transformer& model, const std::vector<PromptInput>& prompts,
+                                  const SamplingOptions& o, SamplerStats* stats) {
+  validate(model, prompts, o);
+  NoGradGuard no_grad;
+  using Clock = std::chrono::steady_clock;
+  const Device device = model.device();
+  const int64_t B = static_cast<int64_t>(prompts.size()), G = o.group_size, R = B * G;
+  const int64_t V = model.config().vocab_size;
+  int64_t prompt_len = 0;
+  for (const PromptInput& p : prompts) prompt_len = std::max<int64_t>(prompt_len, static_cast<int64_t>(p.tokens.size()));
+  const int64_t capacity = prompt_len + o.max_new_tokens;
+
+  // ---- prefill: prompts left-padded to one length, pads masked out, positions counted from each
+  // prompt's first real token.
+  auto t0 = Clock::now();
+  std::vector<int32_t> tokens(static_cast<size_t>(B * prompt_len), o.pad_id), positions(tokens.size(), 0);
+  std::vector<int32_t> mask(static_cast<size_t>(R * capacity), 0);  // per decode row, over the whole cache
+  std::vector<int64_t> pad(static_cast<size_t>(B));
+  for (int64_t b = 0; b < B; ++b) {
+    const auto& pt = prompts[static_cast<size_t>(b)].tokens;
+    pad[static_cast<size_t>(b)] = prompt_len - static_cast<int64_t>(pt.size());
+    for (size_t t = 0; t < pt.size(); ++t) {
+      const size_t at = static_cast<size_t>(b * prompt_len + pad[static_cast<size_t>(b)]) + t;
+      tokens[at] = pt[t];
+      positions[at] = static_cast<int32_t>(t);
+      for (int64_t g = 0; g < G; ++g) mask[static_cast<size_t>((b * G + g) * capacity + pad[static_cast<size_t>(b)]) + t] = 1;
+    }
+  }
+  std::vector<int32_t> prefill_mask(static_cast<size_t>(B * prompt_len));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < prompt_len; ++t)
+      prefill_mask[static_cast<size_t>(b * prompt_len + t)] = mask[static_cast<size_t>(b * G * capacity + t)];
+  KvCache prompt_cache = KvCache::allocate(model.config(), B, prompt_len, device);
+  Tensor last_logits = model.forward_cached(Tensor::from_ints(tokens, {B, prompt_len}, device),
+                                            Tensor::from_ints(positions, {B, prompt_len}, device),
+                                            Tensor::from_ints(prefill_mask, {B, prompt_len}, device), prompt_cache,
+                                            /*last_only=*/true);  // [B, 1, V]
+  KvCache cache = KvCache::allocate(model.config(), R, capacity, device);
+  cache.fill_groups_from(prompt_cache, G);
+  // Each decode row starts from its prompt's last logits.
+  Tensor logits = Tensor::empty({R, V}, device);
+  for (int64_t r = 0; r < R; ++r)
+    logits.backend().copy(logits.data() + r * V, last_logits.data() + (r / G) * V, static_cast<size_t>(V) * sizeof(float));
+  auto t1 = Clock::now();
+
+  // ---- decode
+  std::vector<Sample> samples(static_cast<size_t>(R));
+  for (int64_t r = 0; r < R; ++r) {
+    Sample& s = samples[static_cast<size_t>(r)];
+    s.prompt_id = prompts[static_cast<size_t>(r / G)].prompt_id;
+    s.sample_index = r % G;
+    s.prompt_tokens = prompts[static_cast<size_t>(r / G)].tokens;
+  }
+  std::vector<bool> done(static_cast<size_t>(R), false);
+  std::vector<int32_t> chosen(static_cast<size_t>(R)), step_positions(static_cast<size_t>(R));
+  std::vector<std::pair<double, int32_t>> scratch;
+  const float report_temperature = o.temperature > 0.0f ? o.temperature : 1.0f;
+  int64_t generated = 0;
+  for (int64_t step = 0; step < o.max_new_tokens; ++step) {
+    std::vector<float> host_logits = logits.to_vector();
+    for (int64_t r = 0; r < R; ++r) {
+      const Sample& s = samples[static_cast<size_t>(r)];
+      const double u = counter_uniform(o.seed, s.prompt_id, static_cast<uint64_t>(s.sample_index),
+                                       static_cast<uint64_t>(step));
+      chosen[static_cast<size_t>(r)] = done[static_cast<size_t>(r)]
+                                           ? o.pad_id
+                                           : choose_token(host_logits.data() + r * V, V, o.temperature, o.top_k,
+                                                          o.top_p, u, scratch);
+    }
+    // Log-probs and entropies of the full temperature-scaled distribution, by the training kernel.
+    std::vector<Tensor> lp_h = ops::token_logprob_entropy(logits, Tensor::from_ints(chosen, {R}, device), report_temperature);
+    std::vector<float> lp = lp_h[0].to_vector(), ent = lp_h[1].to_vector();
+    bool all_done = true;
+    for (int64_t r = 0; r < R; ++r) {
+      if (done[static_cast<size_t>(r)]) continue;
+      Sample& s = samples[static_cast<size_t>(r)];
+      const int32_t tok = chosen[static_cast<size_t>(r)];
+      s.tokens.push_back(tok);
+      s.logprobs.push_back(lp[static_cast<size_t>(r)]);
+      s.entropies.push_back(ent[static_cast<size_t>(r)]);
+      ++generated;
+      if (tok == o.eos_id) {
+        s.finish = FinishReason::eos;
+        done[static_cast<size_t>(r)] = true;
+      } else if (!o.stop_strings.empty() && ends_with_stop(o.decode(s.tokens), o.stop_strings)) {
+        s.finish = FinishReason::stop;
+        done[static_cast<size_t>(r)] = true;
+      } else if (static_cast<int64_t>(s.tokens.size()) == o.max_new_tokens) {
+        s.finish = FinishReason::length;
+        done[static_cast<size_t>(r)] = true;
+      }
+      all_done = all_done && done[static_cast<size_t>(r)];
+    }
+    if (all_done) break;
+    // Feed the chosen tokens; finished rows feed a pad that nothing ever attends to.
+    const int64_t at = cache.length;
+    for (int64_t r = 0; r < R; ++r) {
+      const int64_t b = r / G;
+      step_positions[static_cast<size_t>(r)] = static_cast<int32_t>(at - pad[static_cast<size_t>(b)]);
+      mask[static_cast<size_t>(r * capacity + at)] = done[static_cast<size_t>(r)] ? 0 : 1;
+    }
+    std::vector<int32_t> step_mask(static_cast<size_t>(R * (at + 1)));
+    for (int64_t r = 0; r < R; ++r)
+      std::copy(mask.begin() + r * capacity, mask.begin() + r * capacity + at + 1, step_mask.begin() + r * (at + 1));
+    Tensor out = model.forward_cached(Tensor::from_ints(chosen, {R, 1}, device),
+                                      Tensor::from_ints(step_positions, {R, 1}, device),
+                                      Tensor::from_ints(step_mask, {R, at + 1}, device), cache, true);
+    logits = out.view({R, V});
+  }
+  auto t2 = Clock::now();
+  if (stats) {
+    stats->prefill_tokens += B * prompt_len;
+    stats->generated_tokens += generated;
+    stats->prefill_seconds += std::chrono::duration<double>(t1 - t0).count();
+    stats->decode_seconds += std::chrono::duration<double>(t2 - t1).count();
+    stats->kv_cache_bytes = cache.bytes() + prompt_cache.bytes();
+  }
+  return samples;
+}
+
+}  // namespace gtpo::model

@@ -1,0 +1,67 @@
+// Grouped rollouts with a KV cache: for each prompt, G samples that share one prefilled prompt.
+//
+// Randomness is counter-based, keyed by (seed, prompt id, sample index, position), so a sample never
+// changes when the batch around it changes. Each generated token comes with its log-prob under the
+// temperature-scaled full distribution and that distribution's full-vocabulary entropy, computed by the
+// same fused kernel that training uses (ops::token_logprob_entropy): sampler and trainer agree by
+// construction.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "model/transformer.h"
+
+namespace gtpo::model {
+
+struct SamplingOptions {
+  int64_t group_size = 1;   // G samples per prompt
+  float temperature = 1.0f;  // 0 means greedy (log-probs and entropies are then reported at temperature 1)
+  int64_t top_k = 0;         // 0: off
+  float top_p = 1.0f;        // 1: off
+  int64_t max_new_tokens = 64;
+  uint64_t seed = 0;
+  int32_t eos_id = -1;       // -1: no end-of-sequence token
+  int32_t pad_id = 0;        // fed for left padding and finished rows; never attended to
+  std::vector<std::string> stop_strings;
+  // Turns generated tokens into text, for stop strings; required when stop_strings is not empty.
+  std::function<std::string(const std::vector<int32_t>&)> decode;
+};
+
+struct PromptInput {
+  uint64_t prompt_id = 0;  // keys the random stream; use a stable id (e.g. the dataset index)
+  std::vector<int32_t> tokens;
+};
+
+enum class FinishReason { eos, stop, length };
+const char* finish_reason_name(FinishReason r);
+
+struct Sample {
+  uint64_t prompt_id = 0;
+  int64_t sample_index = 0;
+  std::vector<int32_t> prompt_tokens;
+  std::vector<int32_t> tokens;  // generated tokens, EOS or the token completing a stop string included
+  std::vector<float> logprobs;
+  std::vector<float> entropies;
+  FinishReason finish = FinishReason::length;
+};
+
+struct SamplerStats {
+  int64_t prefill_tokens = 0;
+  int64_t generated_tokens = 0;
+  double prefill_seconds = 0.0;
+  double decode_seconds = 0.0;
+  int64_t kv_cache_bytes = 0;
+};
+
+// Samples G continuations of every prompt; results are ordered prompt-major (prompt 0's G samples first).
+std::vector<Sample> sample_groups(const Transformer& model, const std::vector<PromptInput>& prompts,
+                                  const SamplingOptions& options, SamplerStats* stats = nullptr);
+
+// The token a row samples from temperature-scaled logits with top-k / top-p, given a uniform draw u in
+// [0, 1); exposed for tests. temperature 0 gives the argmax (lowest id on ties).
+int32_t choose_token(const float* logits, int64_t vocab, float temperature, int64_t top_k, float top_p, double u,
+                     std::vector<std::pair<double, int32_t>>& scratch);
+
+}  // namespace gtpo::model

@@ -1,0 +1,224 @@
+#include "rl/policy_loss.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/autograd.h"
+#include "runtime/error.h"
+
+namespace gtpo::rl {
+
+namespace {
+
+constexpr double kLogRatioClamp = 20.0;  // spec: log-ratio clamped to [-20, 20]
+
+// The clipped surrogate for one ratio w and advantage a: returns the loss term -min(wA, clip(w)A) (with
+// the optional dual clip for A < 0), its derivative d/dw, and the clip status.
+struct Surrogate {
+  double loss;
+  double dloss_dw;
+  uint8_t status;
+};
+
+Surrogate clipped_surrogate(double w, double a, const RlConfig& c) {
+  const double clipped_w = std::clamp(w, 1.0 - c.clip_low, 1.0 + c.clip_high);
+  const double unclipped = w * a, clipped = clipped_w * a;
+  Surrogate s{};
+  if (unclipped <= clipped) {
+    s = {-unclipped, -a, 0};
+  } else {
+    s = {-clipped, 0.0, static_cast<uint8_t>(w < 1.0 ? 1 : 2)};
+  }
+  // Dual clip (Ye et al. 2020): for A < 0 the objective is bounded below by c·A.
+  if (c.dual_clip > 0.0 && a < 0.0 && -s.loss < c.dual_clip * a) s = {-c.dual_clip * a, 0.0, 3};
+  return s;
+}
+
+double kl_value(double x, KlEstimator e) {
+  switch (e) {
+    case KlEstimator::K1: return x;
+    case KlEstimator::K2: return 0.5 * x * x;
+    case KlEstimator::K3: return std::exp(-x) - 1.0 + x;
+  }
+  return 0.0;
+}
+double kl_grad(double x, KlEstimator e) {
+  switch (e) {
+    case KlEstimator::K1: return 1.0;
+    case KlEstimator::K2: return x;
+    case KlEstimator::K3: return 1.0 - std::exp(-x);
+  }
+  return 0.0;
+}
+
+struct PolicyLossBackward final : Node {
+  std::vector<float> dloss_dlogprob;  // precomputed in forward: the loss is linear in its upstream grad
+  std::vector<float> dloss_dentropy;
+  Shape shape;
+  const char* name() const override { return "PolicyLossBackward"; }
+  std::vector<Tensor> apply(const std::vector<Tensor>& grads) override {
+    const float g = grads[0].item();
+    Tensor glp, gent;
+    if (needs_input_grad(0)) {
+      std::vector<float> v(dloss_dlogprob);
+      for (float& x : v) x *= g;
+      glp = Tensor::from_vector(v, shape, grads[0].device());
+    }
+    if (needs_input_grad(1) && !dloss_dentropy.empty()) {
+      std::vector<float> v(dloss_dentropy);
+      for (float& x : v) x *= g;
+      gent = Tensor::from_vector(v, shape, grads[0].device());
+    }
+    return {glp, gent};
+  }
+};
+
+void validate(const Tensor& logprobs, const Tensor& entropies, const PolicyLossInputs& in, const RlConfig& c) {
+  GTPO_CHECK(logprobs.defined() && logprobs.rank() == 1, "policy_loss: logprobs must be [N], got ",
+             logprobs.describe());
+  const size_t n = static_cast<size_t>(logprobs.numel());
+  GTPO_CHECK(in.old_logprobs.size() == n && in.token_weights.size() == n, "policy_loss: ", n,
+             " tokens but ", in.old_logprobs.size(), " old log-probs and ", in.token_weights.size(), " weights");
+  if (!in.sequence_level)
+    GTPO_CHECK(in.advantages.size() == n, "policy_loss: ", n, " tokens but ", in.advantages.size(), " advantages");
+  if (c.kl_coef != 0.0)
+    GTPO_CHECK(in.ref_logprobs.size() == n, "policy_loss: kl_coef is set but ", in.ref_logprobs.size(),
+               " reference log-probs were given for ", n, " tokens");
+  if (c.entropy_coef != 0.0)
+    GTPO_CHECK(entropies.defined() && entropies.numel() == logprobs.numel(),
+               "policy_loss: entropy_coef is set but no matching entropies were given");
+  if (in.sequence_level) {
+    GTPO_CHECK(in.seq_offsets.size() == in.seq_advantages.size() + 1 && in.seq_weights.size() == in.seq_advantages.size(),
+               "policy_loss: sequence offsets, advantages and weights disagree");
+    GTPO_CHECK(in.seq_offsets.front() == 0 && static_cast<size_t>(in.seq_offsets.back()) == n,
+               "policy_loss: sequence offsets must cover the ", n, " tokens");
+  }
+}
+
+}  // namespace
+
+Tensor policy_loss(const Tensor& logprobs, const Tensor& entropies, const PolicyLossInputs& in, const RlConfig& c,
+                   PolicyLossMetrics* metrics, ClipStatus* clip) {
+  validate(logprobs, entropies, in, c);
+  const size_t n = static_cast<size_t>(logprobs.numel());
+  const std::vector<float> lp = logprobs.to_vector();
+  std::vector<float> ent;
+  if (entropies.defined()) ent = entropies.to_vector();
+
+  std::vector<double> log_ratio(n), ratio(n);
+  for (size_t t = 0; t < n; ++t) {
+    log_ratio[t] = std::clamp(static_cast<double>(lp[t]) - in.old_logprobs[t], -kLogRatioClamp, kLogRatioClamp);
+    ratio[t] = std::exp(log_ratio[t]);
+  }
+  // d(ratio)/d(logprob) is ratio inside the clamp and 0 where the clamp holds it.
+  auto dratio = [&](size_t t) {
+    const double raw = static_cast<double>(lp[t]) - in.old_logprobs[t];
+    return (raw > -kLogRatioClamp && raw < kLogRatioClamp) ? ratio[t] : 0.0;
+  };
+
+  std::vector<float> dlp(n, 0.0f), dent;
+  PolicyLossMetrics m;
+  ClipStatus status(n, 0);
+  double policy = 0.0, weight_low = 0.0, weight_high = 0.0, weight_dual = 0.0, weight_total = 0.0;
+
+  if (!in.sequence_level) {
+    for (size_t t = 0; t < n; ++t) {
+      const double w = in.token_weights[t];
+      if (w == 0.0) continue;
+      const Surrogate s = clipped_surrogate(ratio[t], in.advantages[t], c);
+      policy += w * s.loss;
+      dlp[t] += static_cast<float>(w * s.dloss_dw * dratio(t));
+      status[t] = s.status;
+      weight_total += w;
+      if (s.status == 1) weight_low += w;
+      if (s.status == 2) weight_high += w;
+      if (s.status == 3) weight_dual += w;
+    }
+  } else {
+    // GRPO-S Eq. 11: ŵ_i = mean_t w_{i,t} (arith) or exp(mean_t log w_{i,t}) (geo, as GSPO).
+    for (size_t s = 0; s + 1 < in.seq_offsets.size(); ++s) {
+      const double v = in.seq_weights[s];
+      const int64_t b = in.seq_offsets[s], e = in.seq_offsets[s + 1];
+      if (v == 0.0 || e == b) continue;
+      const double len = static_cast<double>(e - b);
+      double seq_ratio = 0.0;
+      if (c.grpo_s.ratio == MeanKind::Arith) {
+        for (int64_t t = b; t < e; ++t) seq_ratio += ratio[static_cast<size_t>(t)];
+        seq_ratio /= len;
+      } else {
+        for (int64_t t = b; t < e; ++t) seq_ratio += log_ratio[static_cast<size_t>(t)];
+        seq_ratio = std::exp(seq_ratio / len);
+      }
+      const Surrogate sur = clipped_surrogate(seq_ratio, in.seq_advantages[s], c);
+      policy += v * sur.loss;
+      weight_total += v;
+      if (sur.status == 1) weight_low += v;
+      if (sur.status == 2) weight_high += v;
+      if (sur.status == 3) weight_dual += v;
+      for (int64_t t = b; t < e; ++t) {
+        const size_t i = static_cast<size_t>(t);
+        const double dseq = c.grpo_s.ratio == MeanKind::Arith ? dratio(i) / len
+                                                              : (dratio(i) > 0.0 ? seq_ratio / len : 0.0);
+        dlp[i] += static_cast<float>(v * sur.dloss_dw * dseq);
+        status[i] = sur.status;
+      }
+    }
+  }
+
+  // KL to the frozen reference and the entropy bonus use the token aggregation weights.
+  double kl = 0.0, bonus = 0.0;
+  if (c.kl_coef != 0.0) {
+    for (size_t t = 0; t < n; ++t) {
+      const double w = in.token_weights[t];
+      if (w == 0.0) continue;
+      const double x = static_cast<double>(lp[t]) - in.ref_logprobs[t];
+      kl += w * kl_value(x, c.kl_estimator);
+      dlp[t] += static_cast<float>(c.kl_coef * w * kl_grad(x, c.kl_estimator));
+    }
+  }
+  if (c.entropy_coef != 0.0) {
+    dent.assign(n, 0.0f);
+    for (size_t t = 0; t < n; ++t) {
+      const double w = in.token_weights[t];
+      bonus += w * ent[t];
+      dent[t] = static_cast<float>(-c.entropy_coef * w);
+    }
+  }
+  const double total = policy + c.kl_coef * kl - c.entropy_coef * bonus;
+
+  // Metrics over the tokens that enter the loss.
+  double approx_kl = 0.0, ent_sum = 0.0, ratio_sum = 0.0;
+  for (size_t t = 0; t < n; ++t) {
+    if (in.token_weights[t] == 0.0f) continue;
+    ++m.tokens;
+    approx_kl += std::exp(-log_ratio[t]) - 1.0 + log_ratio[t];  // k3 of KL(π_old || π_θ) from π_old samples
+    ratio_sum += ratio[t];
+    m.ratio_max = std::max(m.ratio_max, ratio[t]);
+    if (!ent.empty()) ent_sum += ent[t];
+  }
+  const double count = static_cast<double>(std::max<int64_t>(m.tokens, 1));
+  m.loss = total;
+  m.policy_loss = policy;
+  m.kl_loss = kl;
+  m.entropy_bonus = bonus;
+  m.clip_frac_low = weight_total > 0 ? weight_low / weight_total : 0.0;
+  m.clip_frac_high = weight_total > 0 ? weight_high / weight_total : 0.0;
+  m.dual_clip_frac = weight_total > 0 ? weight_dual / weight_total : 0.0;
+  m.approx_kl = approx_kl / count;
+  m.entropy_mean = ent_sum / count;
+  m.ratio_mean = ratio_sum / count;
+  if (metrics) *metrics = m;
+  if (clip) *clip = std::move(status);
+
+  Tensor out = Tensor::scalar(static_cast<float>(total), logprobs.device());
+  if (should_record({&logprobs, &entropies})) {
+    auto node = std::make_shared<PolicyLossBackward>();
+    node->dloss_dlogprob = std::move(dlp);
+    node->dloss_dentropy = std::move(dent);
+    node->shape = logprobs.shape();
+    attach_node(node, {&logprobs, &entropies}, {&out});
+  }
+  return out;
+}
+
+}  // namespace gtpo::rl

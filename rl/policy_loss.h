@@ -1,0 +1,52 @@
+// The PPO-style clipped policy losses (spec "GTPO Loss (Eq. 7)", "GRPO-S" Eq. 10-11, "Shared pieces"),
+// as one autograd node over the per-token log-probs (and entropies) of π_θ.
+//
+// Everything that does not depend on θ — old log-probs, advantages, reference log-probs and the
+// aggregation weights fixed over the whole mini-batch — is host data, so the loss of a micro-batch is
+// exactly its share of the mini-batch loss and gradients add up over any split.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "rl/rl_config.h"
+#include "runtime/tensor.h"
+
+namespace gtpo::rl {
+
+// One micro-batch, flattened over its response tokens (response-major).
+struct PolicyLossInputs {
+  std::vector<float> old_logprobs;     // log π_old per token
+  std::vector<float> advantages;       // Ã per token (token-level losses)
+  std::vector<float> token_weights;    // aggregation weight per token (token_loss_weights); 0 = masked out
+  std::vector<float> ref_logprobs;     // log π_ref per token; empty when kl_coef == 0
+  // Sequence-level loss (grpo_s): tokens of sequence s are [seq_offsets[s], seq_offsets[s+1]).
+  bool sequence_level = false;
+  std::vector<int64_t> seq_offsets;
+  std::vector<float> seq_advantages;   // Â_i
+  std::vector<float> seq_weights;      // v_i (sequence_loss_weights)
+};
+
+struct PolicyLossMetrics {
+  double loss = 0.0;
+  double policy_loss = 0.0;
+  double kl_loss = 0.0;
+  double entropy_bonus = 0.0;
+  double clip_frac_low = 0.0;   // weighted share of tokens (or sequences) clipped at 1 - ε_low with Â < 0
+  double clip_frac_high = 0.0;  // clipped at 1 + ε_high with Â > 0
+  double dual_clip_frac = 0.0;
+  double approx_kl = 0.0;       // k3 estimate of KL(π_old || π_θ), token mean over loss tokens
+  double entropy_mean = 0.0;    // of π_θ, token mean over loss tokens
+  double ratio_mean = 0.0;
+  double ratio_max = 0.0;
+  int64_t tokens = 0;           // tokens with a nonzero weight
+};
+
+// Per-token clip status of the last call, for diagnostics: 0 none, 1 low, 2 high, 3 dual.
+using ClipStatus = std::vector<uint8_t>;
+
+// logprobs [N] and entropies [N] are π_θ's (from ops::token_logprob_entropy); entropies may be undefined
+// when entropy_coef == 0. Returns the scalar loss; fills metrics and clip status if given.
+Tensor policy_loss(const Tensor& logprobs, const Tensor& entropies, const PolicyLossInputs& inputs,
+                   const RlConfig& config, PolicyLossMetrics* metrics = nullptr, ClipStatus* clip = nullptr);
+
+}  // namespace gtpo::rl

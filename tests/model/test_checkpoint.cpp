@@ -1,0 +1,110 @@
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "model/checkpoint.h"
+#include "runtime/io/atomic_file.h"
+
+using namespace gtpo;
+using namespace gtpo::model;
+using Catch::Contains;
+
+namespace {
+ModelConfig small_config() {
+  ModelConfig c;
+  c.architecture = Architecture::llama;
+  c.vocab_size = 300;
+  c.hidden_size = 16;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.intermediate_size = 24;
+  c.max_position_embeddings = 32;
+  c.norm_eps = 1e-6f;
+  return c;
+}
+
+std::string temp_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("gtpo_ckpt_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  return d.string();
+}
+}  // namespace
+
+TEST_CASE("checkpoint: save then load gives bit-identical weights and the tokenizer", "[model][checkpoint]") {
+  Transformer m(small_config());
+  m.init_weights(17);
+  auto tok = data::make_byte_tokenizer(300);
+  const std::string dir = temp_dir("roundtrip");
+  save_model(dir, m, tok.get());
+  CHECK(std::filesystem::exists(dir + "/model.safetensors"));
+  CHECK(std::filesystem::exists(dir + "/config.yaml"));
+  CHECK(std::filesystem::exists(dir + "/tokenizer.json"));
+  LoadedModel loaded = load_model(dir);
+  REQUIRE(loaded.tokenizer);
+  CHECK(loaded.tokenizer->decode(loaded.tokenizer->encode("hi there")) == "hi there");
+  for (const optim::Parameter& p : m.parameters())
+    CHECK(loaded.model->parameters().get(p.name).to_vector() == p.tensor.to_vector());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("checkpoint: init is a pure function of the seed", "[model][checkpoint]") {
+  Transformer a(small_config()), b(small_config()), c(small_config());
+  a.init_weights(5);
+  b.init_weights(5);
+  c.init_weights(6);
+  const std::string name = "model.layers.1.mlp.down_proj.weight";
+  CHECK(a.parameters().get(name).to_vector() == b.parameters().get(name).to_vector());
+  CHECK(a.parameters().get(name).to_vector() != c.parameters().get(name).to_vector());
+  CHECK(a.parameters().get("model.norm.weight").to_vector() == std::vector<float>(16, 1.0f));
+}
+
+TEST_CASE("checkpoint: corrupt, truncated and mismatched files give clear errors", "[model][checkpoint][errors]") {
+  Transformer m(small_config());
+  m.init_weights(1);
+  const std::string dir = temp_dir("bad");
+  save_model(dir, m, nullptr);
+  const std::string weights = dir + "/model.safetensors";
+  const std::string good = io::read_file(weights);
+
+  SECTION("truncated weights") {
+    io::write_file_atomic(weights, good.substr(0, good.size() - 100));
+    CHECK_THROWS_WITH(load_model(dir), Contains("model.safetensors"));
+  }
+  SECTION("garbage header") {
+    std::string bad = good;
+    for (size_t i = 8; i < 40; ++i) bad[i] = '#';
+    io::write_file_atomic(weights, bad);
+    CHECK_THROWS_WITH(load_model(dir), Contains("model.safetensors"));
+  }
+  SECTION("shape mismatch names the tensor") {
+    std::string cfg = io::read_file(dir + "/config.yaml");
+    cfg.replace(cfg.find("intermediate_size: 24"), 21, "intermediate_size: 32");
+    io::write_file_atomic(dir + "/config.yaml", cfg);
+    CHECK_THROWS_WITH(load_model(dir), Contains("tensor 'model.layers.0.mlp.gate_proj.weight' has shape [24, 16], expected [32, 16]"));
+  }
+  SECTION("missing tensor names the tensor") {
+    std::string cfg = io::read_file(dir + "/config.yaml");
+    cfg.replace(cfg.find("num_hidden_layers: 2"), 20, "num_hidden_layers: 3");
+    io::write_file_atomic(dir + "/config.yaml", cfg);
+    CHECK_THROWS_WITH(load_model(dir), Contains("tensor 'model.layers.2.input_layernorm.weight' is missing"));
+  }
+  SECTION("unexpected tensor") {
+    std::string cfg = io::read_file(dir + "/config.yaml");
+    cfg.replace(cfg.find("num_hidden_layers: 2"), 20, "num_hidden_layers: 1");
+    io::write_file_atomic(dir + "/config.yaml", cfg);
+    CHECK_THROWS_WITH(load_model(dir), Contains("unexpected tensor 'model.layers.1."));
+  }
+  SECTION("bad config value names the key") {
+    std::string cfg = io::read_file(dir + "/config.yaml");
+    cfg.replace(cfg.find("hidden_size: 16"), 15, "hidden_size: abc");
+    io::write_file_atomic(dir + "/config.yaml", cfg);
+    CHECK_THROWS_WITH(load_model(dir), Contains("model.hidden_size: expected an integer, got 'abc'"));
+  }
+  SECTION("missing config") {
+    std::filesystem::remove(dir + "/config.yaml");
+    CHECK_THROWS_WITH(load_model(dir), Contains("config.yaml is missing"));
+  }
+  SECTION("not a directory") { CHECK_THROWS_WITH(load_model(dir + "/nope"), Contains("is not a directory")); }
+  std::filesystem::remove_all(dir);
+}

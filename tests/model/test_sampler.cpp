@@ -1,0 +1,195 @@
+#include <omp.h>
+
+#include <catch2/catch.hpp>
+
+#include "model/sampler.h"
+#include "runtime/ops.h"
+#include "tests/support/random.h"
+
+using namespace gtpo;
+using namespace gtpo::model;
+
+namespace {
+ModelConfig tiny_config(Architecture arch) {
+  ModelConfig c;
+  c.architecture = arch;
+  c.vocab_size = 23;
+  c.hidden_size = 24;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = arch == Architecture::gpt2 ? 4 : 2;
+  c.intermediate_size = 40;
+  c.max_position_embeddings = 64;
+  c.norm_eps = 1e-5f;
+  c.tie_word_embeddings = arch == Architecture::gpt2;
+  c.attention_bias = arch == Architecture::qwen2;
+  return c;
+}
+
+Transformer make_model(Architecture arch, uint64_t seed) {
+  Transformer m(tiny_config(arch));
+  m.init_weights(seed);
+  // Sharper than the default 0.02 init, so that greedy choices are well separated.
+  NoGradGuard guard;
+  for (const optim::Parameter& p : m.parameters())
+    if (p.tensor.rank() == 2) p.tensor.copy_(ops::mul_scalar(p.tensor, 25.0f));
+  return m;
+}
+
+std::vector<PromptInput> prompts() {
+  return {{0, {1, 5, 7}}, {1, {2, 3, 4, 9, 11, 13}}, {2, {8}}};
+}
+
+// Full-forward log-probs and entropies of generated tokens, the way `gtpo score` computes them.
+void score(const Transformer& m, const Sample& s, float temperature, std::vector<float>& lp, std::vector<float>& ent) {
+  std::vector<int32_t> seq = s.prompt_tokens;
+  seq.insert(seq.end(), s.tokens.begin(), s.tokens.end());
+  const int64_t T = static_cast<int64_t>(seq.size()), k = static_cast<int64_t>(s.prompt_tokens.size());
+  NoGradGuard guard;
+  Tensor logits = m.forward(Tensor::from_ints(seq, {1, T}));
+  const int64_t V = m.config().vocab_size;
+  Tensor rows = ops::reshape(ops::slice(logits, 1, k - 1, T - 1), {T - k, V});
+  std::vector<int32_t> targets(seq.begin() + k, seq.end());
+  auto out = ops::token_logprob_entropy(rows, Tensor::from_ints(targets, {T - k}), temperature);
+  lp = out[0].to_vector();
+  ent = out[1].to_vector();
+}
+}  // namespace
+
+TEST_CASE("sampler: greedy decoding with the KV cache equals repeated full forwards", "[model][sampler]") {
+  for (Architecture arch : {Architecture::gpt2, Architecture::llama, Architecture::qwen2}) {
+    INFO(architecture_name(arch));
+    Transformer m = make_model(arch, 3);
+    SamplingOptions o;
+    o.temperature = 0.0f;
+    o.max_new_tokens = 12;
+    o.group_size = 2;
+    std::vector<Sample> samples = sample_groups(m, prompts(), o);
+    REQUIRE(samples.size() == 6);
+    NoGradGuard guard;
+    for (const Sample& s : samples) {
+      std::vector<int32_t> seq = s.prompt_tokens;
+      for (size_t i = 0; i < s.tokens.size(); ++i) {
+        const int64_t T = static_cast<int64_t>(seq.size());
+        std::vector<float> logits = m.forward(Tensor::from_ints(seq, {1, T})).to_vector();
+        const float* last = logits.data() + (T - 1) * m.config().vocab_size;
+        int32_t best = 0;
+        for (int32_t v = 1; v < m.config().vocab_size; ++v)
+          if (last[v] > last[best]) best = v;
+        REQUIRE(s.tokens[i] == best);
+        seq.push_back(best);
+      }
+    }
+  }
+}
+
+TEST_CASE("sampler: log-probs and entropies equal the scoring forward within 1e-5", "[model][sampler]") {
+  for (Architecture arch : {Architecture::gpt2, Architecture::llama}) {
+    for (float temperature : {1.0f, 0.7f}) {
+      INFO(architecture_name(arch) << " temperature " << temperature);
+      Transformer m = make_model(arch, 5);
+      SamplingOptions o;
+      o.temperature = temperature;
+      o.group_size = 3;
+      o.max_new_tokens = 10;
+      o.seed = 42;
+      for (const Sample& s : sample_groups(m, prompts(), o)) {
+        std::vector<float> lp, ent;
+        score(m, s, temperature, lp, ent);
+        REQUIRE(lp.size() == s.logprobs.size());
+        for (size_t i = 0; i < lp.size(); ++i) {
+          CHECK(std::abs(lp[i] - s.logprobs[i]) < 1e-5);
+          CHECK(std::abs(ent[i] - s.entropies[i]) < 1e-5);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("sampler: same seed gives the same samples, whatever the batch and thread count", "[model][sampler][determinism]") {
+  Transformer m = make_model(Architecture::llama, 9);
+  SamplingOptions o;
+  o.group_size = 4;
+  o.max_new_tokens = 8;
+  o.seed = 7;
+  o.top_k = 10;
+  o.top_p = 0.9f;
+  o.eos_id = 3;
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  std::vector<Sample> one = sample_groups(m, prompts(), o);
+  omp_set_num_threads(2);
+  std::vector<Sample> two = sample_groups(m, prompts(), o);
+  omp_set_num_threads(threads);
+  // Prompt 1 alone, in a batch of its own: its samples must not change.
+  std::vector<Sample> alone = sample_groups(m, {prompts()[1]}, o);
+  REQUIRE(one.size() == two.size());
+  for (size_t i = 0; i < one.size(); ++i) {
+    CHECK(one[i].tokens == two[i].tokens);
+    CHECK(one[i].logprobs == two[i].logprobs);
+    CHECK(one[i].entropies == two[i].entropies);
+  }
+  for (size_t g = 0; g < 4; ++g) {
+    CHECK(alone[g].tokens == one[4 + g].tokens);
+    for (size_t i = 0; i < alone[g].logprobs.size(); ++i) CHECK(std::abs(alone[g].logprobs[i] - one[4 + g].logprobs[i]) < 1e-5);
+  }
+  o.seed = 8;
+  std::vector<Sample> other = sample_groups(m, prompts(), o);
+  bool any_different = false;
+  for (size_t i = 0; i < one.size(); ++i) any_different = any_different || other[i].tokens != one[i].tokens;
+  CHECK(any_different);
+}
+
+TEST_CASE("sampler: eos, stop strings and length end samples", "[model][sampler]") {
+  Transformer m = make_model(Architecture::gpt2, 11);
+  SamplingOptions o;
+  o.group_size = 8;
+  o.max_new_tokens = 6;
+  o.seed = 1;
+  o.eos_id = 4;
+  for (const Sample& s : sample_groups(m, prompts(), o)) {
+    if (s.finish == FinishReason::eos) {
+      CHECK(s.tokens.back() == 4);
+    } else {
+      CHECK(s.finish == FinishReason::length);
+      CHECK(s.tokens.size() == 6);
+    }
+    CHECK(s.logprobs.size() == s.tokens.size());
+  }
+  o.eos_id = -1;
+  o.stop_strings = {"b"};
+  o.decode = [](const std::vector<int32_t>& ids) {
+    std::string s;
+    for (int32_t id : ids) s += static_cast<char>('a' + id);
+    return s;
+  };
+  for (const Sample& s : sample_groups(m, prompts(), o))
+    if (s.finish == FinishReason::stop) CHECK(s.tokens.back() == 1);
+}
+
+TEST_CASE("sampler: top-k and top-p keep only the most probable tokens", "[model][sampler]") {
+  std::vector<float> logits = {0.0f, 3.0f, 1.0f, 2.0f, -1.0f};
+  std::vector<std::pair<double, int32_t>> scratch;
+  for (int i = 0; i < 200; ++i) {
+    const double u = (i + 0.5) / 200.0;
+    const int32_t k2 = choose_token(logits.data(), 5, 1.0f, 2, 1.0f, u, scratch);
+    CHECK((k2 == 1 || k2 == 3));
+    CHECK(choose_token(logits.data(), 5, 1.0f, 0, 0.01f, u, scratch) == 1);
+  }
+  CHECK(choose_token(logits.data(), 5, 0.0f, 0, 1.0f, 0.3, scratch) == 1);
+  // u spanning [0, 1) reaches every token of the full distribution, in id order.
+  CHECK(choose_token(logits.data(), 5, 1.0f, 0, 1.0f, 0.0, scratch) == 0);
+  CHECK(choose_token(logits.data(), 5, 1.0f, 0, 1.0f, 0.999999, scratch) == 4);
+}
+
+TEST_CASE("sampler: bad options and prompts are errors", "[model][sampler][errors]") {
+  Transformer m = make_model(Architecture::gpt2, 1);
+  SamplingOptions o;
+  CHECK_THROWS_WITH(sample_groups(m, {{0, {1, 99}}}, o), Catch::Contains("token id 99 outside [0, 23)"));
+  CHECK_THROWS_WITH(sample_groups(m, {{0, {}}}, o), Catch::Contains("prompt 0 is empty"));
+  o.max_new_tokens = 100;
+  CHECK_THROWS_WITH(sample_groups(m, {{0, {1}}}, o), Catch::Contains("exceeds max_position_embeddings 64"));
+  o.max_new_tokens = 4;
+  o.top_p = 0.0f;
+  CHECK_THROWS_WITH(sample_groups(m, {{0, {1}}}, o), Catch::Contains("top_p must be in (0, 1]"));
+}
