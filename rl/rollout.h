@@ -25,6 +25,8 @@ bool is_correct(const Response& r);
 // when the algorithm needs them. Entropies in [-kEntropyRoundoff, 0) are accepted and read as 0.
 inline constexpr float kEntropyRoundoff = 1e-3f;
 void validate_batch(const std::vector<Response>& batch, bool needs_entropies);
+// The same checks for one response; `where` starts each message ("response 3 (group 'q')", "file.jsonl:7").
+void validate_response(const Response& r, bool needs_entropies, const std::string& where);
 // H_{i,t} with round-off negatives read as 0.
 inline double entropy_at(const Response& r, int t) {
   const float h = r.entropies[static_cast<std::size_t>(t)];
