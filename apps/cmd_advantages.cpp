@@ -19,14 +19,15 @@
 namespace gtpo::apps {
 namespace {
 
-using nlohmann::json;
+// Ordered: output fields keep the documented order (group, shaped, advantages, ...).
+using json = nlohmann::ordered_json;
 
 // A mistake on the command line (exit code 2) rather than in the data.
 struct UsageError : Error {
   using Error::Error;
 };
 
-void print_usage(std::ostream& os) {
+void print_usage(std::ostream& os, const std::string& algo) {
   os << "usage: gtpo advantages --algo NAME [key=value ...] --in ROLLOUTS.jsonl --out OUT.jsonl\n"
         "                       [--diagnostics DIAG.json]\n"
         "\n"
@@ -44,9 +45,20 @@ void print_usage(std::ostream& os) {
         "A one-line JSON summary of the diagnostics goes to stdout; --diagnostics writes them in full.\n"
         "\n"
         "Algorithms:\n";
-  for (const rl::Algorithm& a : rl::all_algorithms()) os << "  " << a.name << "  " << a.summary << "\n";
-  os << "\nOptions (key=value, applied after the algorithm's defaults; see docs/algorithms.md):\n";
-  for (const std::string& key : rl::rl_option_keys()) os << "  " << key << "\n";
+  for (const rl::Algorithm& a : rl::all_algorithms()) {
+    const std::string name = a.name;
+    os << "  " << name << std::string(name.size() < 14 ? 14 - name.size() : 1, ' ') << a.summary << "\n";
+  }
+  // With --algo, show that algorithm's defaults; the keys are the same for every algorithm.
+  const bool known = !algo.empty() && [&] {
+    for (const std::string& n : rl::algorithm_names())
+      if (n == algo) return true;
+    return false;
+  }();
+  os << "\nOptions (key=value, applied after the algorithm's defaults; see docs/algorithms.md)";
+  os << (known ? ", defaults for " + algo + ":\n" : "; gtpo advantages --algo NAME --help shows NAME's defaults:\n");
+  for (const auto& [key, value] : rl::rl_option_values(rl::defaults_for(known ? algo : "grpo")))
+    os << "  " << key << (known ? "=" + value : std::string()) << "\n";
 }
 
 struct Args {
@@ -257,7 +269,7 @@ int run_advantages(int argc, char** argv) {
   try {
     const Args args = parse_args(argc, argv);
     if (args.help) {
-      print_usage(std::cout);
+      print_usage(std::cout, args.algo);
       return 0;
     }
     return run(args);

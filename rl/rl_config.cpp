@@ -1,10 +1,10 @@
 #include "rl/rl_config.h"
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
-#include <sstream>
 
 #include "rl/algorithm_registry.h"
 #include "runtime/error.h"
@@ -18,11 +18,11 @@ void append_item(std::string& list, const char* sep, const std::string& item) {
   list += item;
 }
 
+// Shortest text that reads back as the same double: "0.2", not "0.20000000000000001".
 std::string format_double(double v) {
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
+  char buf[32];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
 }
 
 double parse_double(const std::string& key, const std::string& value) {
