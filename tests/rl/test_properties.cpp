@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -187,5 +188,47 @@ TEST_CASE("loss weights do not depend on how the mini-batch is split into micro-
     for (std::size_t i = 0; i < 6; ++i)
       for (std::size_t t = 0; t < masks[i].size(); ++t) same = same && w_half[i][t] == w[i][t];
     CHECK_FALSE(same);
+  }
+}
+
+TEST_CASE("GTPO separate normalisation does not depend on alpha1 and alpha2 (the reading's known flaw)") {
+  std::mt19937 rng(23);
+  for (int trial = 0; trial < 10; ++trial) {
+    const auto batch = random_batch(rng, {.zero_entropy_prob = 0.0});
+    RlConfig a = plain("gtpo");
+    a.gtpo.adv_norm = AdvNorm::Separate;
+    RlConfig b = a;
+    b.gtpo.alpha1 = 0.3;
+    b.gtpo.alpha2 = 0.7;
+    const AdvantageResult ra = compute_advantages(batch, a);
+    const AdvantageResult rb = compute_advantages(batch, b);
+    for (std::size_t i = 0; i < batch.size(); ++i)
+      for (std::size_t t = 0; t < ra.responses[i].advantages.size(); ++t)
+        CHECK(ra.responses[i].advantages[t] == Approx(rb.responses[i].advantages[t]).margin(1e-3));
+  }
+}
+
+TEST_CASE("results are deterministic and follow each response through a reordering of the batch") {
+  std::mt19937 rng(31);
+  for (const std::string algo : {"grpo", "dapo_forking", "gtpo", "grpo_s"}) {
+    INFO(algo);
+    const auto batch = random_batch(rng, {});
+    const RlConfig cfg = plain(algo);
+    const AdvantageResult first = compute_advantages(batch, cfg);
+    const AdvantageResult again = compute_advantages(batch, cfg);
+    std::vector<std::size_t> order(batch.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<Response> shuffled;
+    for (std::size_t i : order) shuffled.push_back(batch[i]);
+    const AdvantageResult moved = compute_advantages(shuffled, cfg);
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const ResponseResult& a = first.responses[order[k]];
+      CHECK(a.advantages == again.responses[order[k]].advantages);  // bit for bit
+      CHECK(a.loss_mask == moved.responses[k].loss_mask);
+      REQUIRE(a.advantages.size() == moved.responses[k].advantages.size());
+      for (std::size_t t = 0; t < a.advantages.size(); ++t)
+        CHECK(a.advantages[t] == Approx(moved.responses[k].advantages[t]).margin(1e-5));
+    }
   }
 }
