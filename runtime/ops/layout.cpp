@@ -70,6 +70,7 @@ Tensor permute_raw(const Tensor& x, const std::vector<int64_t>& perm) {
   return out;
 }
 
+// y = x permuted by perm; gx = gy permuted by the inverse permutation.
 struct PermuteBackward final : Node {
   std::vector<int64_t> inverse;
   const char* name() const override { return "PermuteBackward"; }
@@ -190,6 +191,7 @@ std::vector<Tensor> split(const Tensor& x, int64_t axis, const std::vector<int64
 }
 
 namespace {
+// y [outer, sum(len_i), inner] from x_i [outer, len_i, inner]; gx_i is the matching block of gy.
 struct ConcatBackward final : Node {
   AxisSplit g;  // of the output
   std::vector<Shape> shapes;

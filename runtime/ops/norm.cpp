@@ -28,7 +28,8 @@ NormShape check_norm_args(const char* op, const Tensor& x, const Tensor& weight,
   return {x.shape().numel_range(0, x.rank() - 1), cols};
 }
 
-// Inputs: x, weight, bias (bias may be absent). mean and rstd come from the forward.
+// x [rows, C] (leading dims flattened), weight/bias [C], mean/rstd [rows] from the forward.
+// Inputs: x, weight, bias (bias may be absent).
 struct LayerNormBackward final : Node {
   NormShape s;
   bool has_bias = false;
@@ -54,6 +55,7 @@ struct LayerNormBackward final : Node {
   }
 };
 
+// x [rows, C], weight [C], rstd [rows] from the forward.
 struct RmsNormBackward final : Node {
   NormShape s;
   SavedTensor x, weight, rstd;

@@ -6,7 +6,7 @@ namespace gtpo::ops {
 
 namespace {
 
-// Both backwards are written in terms of the forward output y:
+// x, y [rows, cols] (leading dims flattened). Both backwards are written in terms of the forward output y:
 //   softmax:     gx = y * (gy - sum(gy * y))
 //   log_softmax: gx = gy - exp(y) * sum(gy)
 struct SoftmaxBackward final : Node {

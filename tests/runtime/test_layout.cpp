@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <omp.h>
 
 #include "runtime/ops.h"
 #include "tests/support/backends.h"
@@ -54,6 +55,7 @@ TEST_CASE("layout: transpose and permute values against a naive permute", "[ops]
   CHECK(ops::permute(Tensor::zeros(Shape{2, 0, 3}), {2, 0, 1}).shape() == Shape{3, 2, 0});
 }
 
+// Gradchecks in this file use the default tolerance (h 1e-2, 2e-3 abs + 2e-2 rel); layout ops are exact.
 TEST_CASE("layout: transpose and permute gradients", "[ops][layout][grad]") {
   Tensor x = random_tensor(Shape{2, 3, 4}, 2, -1, 1, true);
   CHECK(gradcheck([](const std::vector<Tensor>& in) { return ops::transpose(in[0], 0, -1); }, {x}) == 0);
@@ -209,4 +211,24 @@ TEST_CASE("layout: every backend agrees with the CPU", "[ops][layout][backends]"
     return std::vector<Tensor>{ops::permute(in[0], {2, 0, 3, 1}), ops::slice(in[0], 2, 1, 3),
                                ops::concat({in[0], in[1]}, 1), s[0], s[1], ops::transpose(in[1], 1, 3)};
   }, {x, y}, 0.0);
+}
+
+TEST_CASE("layout: results are bitwise identical for any thread count", "[ops][layout][determinism]") {
+  Tensor x = random_tensor(Shape{8, 64, 4, 32}, 14, -1, 1, true);
+  auto run = [&]() {
+    x.zero_grad();
+    std::vector<Tensor> s = ops::split(x, 1, {20, 44});
+    Tensor y = ops::concat({ops::permute(s[1], {0, 2, 1, 3}), ops::transpose(ops::slice(s[0], 1, 4, 8), 1, 2)}, 2);
+    y.backward(random_tensor(y.shape(), 15));
+    std::vector<float> all = y.to_vector(), g = x.grad().to_vector();
+    all.insert(all.end(), g.begin(), g.end());
+    return all;
+  };
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const std::vector<float> one = run();
+  omp_set_num_threads(2);
+  const std::vector<float> two = run();
+  omp_set_num_threads(before);
+  CHECK(one == two);
 }

@@ -92,7 +92,8 @@ TEST_CASE("softmax: masked (-inf) entries and fully masked rows", "[ops][softmax
   CHECK(std::isnan(ops::softmax(Tensor::from_vector({1, NAN}, Shape{2})).to_vector()[0]));
 }
 
-TEST_CASE("softmax: gradients of softmax and log_softmax", "[ops][softmax][grad]") {
+TEST_CASE("softmax: gradients of softmax and log_softmax (default tolerance: h 1e-2, 2e-3 abs + 2e-2 rel)",
+          "[ops][softmax][grad]") {
   for (const Shape& shape : {Shape{7}, Shape{3, 5}, Shape{2, 3, 4}, Shape{4, 1}}) {
     INFO("shape " << shape);
     Tensor x = random_tensor(shape, 3, -2, 2, true);
@@ -143,7 +144,7 @@ TEST_CASE("norm: argument errors name the op and shapes", "[ops][norm][errors]")
   CHECK_THROWS_WITH(ops::rms_norm(Tensor::scalar(1), Tensor::zeros(Shape{1})), Contains("needs rank >= 1"));
 }
 
-TEST_CASE("norm: gradients for x, weight and bias", "[ops][norm][grad]") {
+TEST_CASE("norm: gradients for x, weight and bias (default tolerance: h 1e-2, 2e-3 abs + 2e-2 rel)", "[ops][norm][grad]") {
   for (const Shape& shape : {Shape{5}, Shape{3, 7}, Shape{2, 3, 6}}) {
     INFO("shape " << shape);
     const int64_t cols = shape[-1];
@@ -186,8 +187,8 @@ TEST_CASE("softmax+norm: results are bitwise identical for any thread count", "[
     return all;
   };
   const std::vector<float> one = with_threads(1, run);
-  const std::vector<float> three = with_threads(3, run);
-  CHECK(one == three);
+  CHECK(one == with_threads(2, run));
+  CHECK(one == with_threads(3, run));
 }
 
 TEST_CASE("softmax+norm: every backend agrees with the CPU", "[ops][softmax][norm][backends]") {
