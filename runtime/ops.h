@@ -2,7 +2,10 @@
 #pragma once
 #include "runtime/autograd.h"
 #include "runtime/ops/elementwise.h"
+#include "runtime/ops/layout.h"
 #include "runtime/ops/matmul.h"
+#include "runtime/ops/norm.h"
 #include "runtime/ops/reduce.h"
 #include "runtime/ops/reshape.h"
+#include "runtime/ops/softmax.h"
 #include "runtime/tensor.h"
