@@ -300,8 +300,8 @@ TEST_CASE("attention: bitwise identical forward and backward with 1 and 2 thread
 
 // Not part of the suite (hidden tag): ./build/tests/test_runtime "[.attention_bench]" -s
 TEST_CASE("attention: forward + backward timing", "[.attention_bench]") {
-  for (const Config& c : {Config{4, 256, 256, 4, 4, 64}, Config{12, 1024, 1024, 1, 1, 64},
-                          Config{4, 1024, 1024, 12, 12, 64}}) {
+  for (const Config& c : {Config{4, 256, 256, 4, 4, 64}, Config{12, 1024, 1024, 1, 1, 64}
+                          }) {
     Inputs in = make_inputs(c, 91, true);
     Tensor gout = random_tensor(Shape{c.batch, c.q_len, c.q_heads, c.dim}, 92);
     const auto t0 = std::chrono::steady_clock::now();
