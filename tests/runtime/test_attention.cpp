@@ -125,6 +125,7 @@ const std::vector<Config> kValueConfigs = {
     {2, 5, 13, 4, 4, 8},      // Tq < Tk: continuation after a prefix
     {3, 1, 13, 4, 1, 7},      // Tq = 1: one decode step
     {1, 130, 200, 4, 2, 64},  // several blocks of both, Tq < Tk, the usual head size
+    {2, 9, 5, 2, 1, 4},       // Tq > Tk: the first four queries see no key
 };
 
 }  // namespace
@@ -182,7 +183,8 @@ TEST_CASE("attention: gradcheck for q, k and v (GQA, MQA, Tq < Tk, padding)", "[
 }
 
 TEST_CASE("attention: multi-block gradients against a naive double backward", "[attention][grad]") {
-  for (const Config& c : {Config{1, 100, 150, 4, 2, 16}, Config{2, 70, 70, 2, 1, 9}, Config{2, 1, 80, 2, 2, 8}}) {
+  for (const Config& c : {Config{1, 100, 150, 4, 2, 16}, Config{2, 70, 70, 2, 1, 9}, Config{2, 1, 80, 2, 2, 8},
+                          Config{1, 80, 66, 2, 2, 8}}) {
     for (bool masked : {false, true}) {
       INFO(describe(c) << (masked ? " masked" : ""));
       Inputs in = make_inputs(c, 31, true, 2.0f);
@@ -198,6 +200,19 @@ TEST_CASE("attention: multi-block gradients against a naive double backward", "[
       CHECK(max_abs_diff(in.k.grad().to_vector(), want.gk) < 2e-5);
       CHECK(max_abs_diff(in.v.grad().to_vector(), want.gv) < 2e-5);
     }
+  }
+}
+
+TEST_CASE("attention: empty query or key ranges give empty or zero results", "[attention]") {
+  for (const Config& c : {Config{2, 0, 5, 2, 1, 4}, Config{2, 3, 0, 2, 1, 4}, Config{0, 3, 3, 2, 1, 4}}) {
+    INFO(describe(c));
+    Inputs in = make_inputs(c, 7, true);
+    Tensor out = ops::attention(in.q, in.k, in.v);
+    REQUIRE(out.shape() == in.q.shape());
+    for (float x : out.to_vector()) CHECK(x == 0.0f);
+    out.backward(Tensor::full(out.shape(), 1.0f));
+    for (float x : in.q.grad().to_vector()) CHECK(x == 0.0f);
+    for (float x : in.k.grad().to_vector()) CHECK(x == 0.0f);
   }
 }
 
@@ -300,8 +315,8 @@ TEST_CASE("attention: bitwise identical forward and backward with 1 and 2 thread
 
 // Not part of the suite (hidden tag): ./build/tests/test_runtime "[.attention_bench]" -s
 TEST_CASE("attention: forward + backward timing", "[.attention_bench]") {
-  for (const Config& c : {Config{4, 256, 256, 4, 4, 64}, Config{12, 1024, 1024, 1, 1, 64}
-                          }) {
+  for (const Config& c : {Config{4, 256, 256, 4, 4, 64}, Config{12, 1024, 1024, 1, 1, 64},
+                          Config{4, 1024, 1024, 12, 12, 64}, Config{4, 1024, 1024, 12, 4, 64}}) {
     Inputs in = make_inputs(c, 91, true);
     Tensor gout = random_tensor(Shape{c.batch, c.q_len, c.q_heads, c.dim}, 92);
     const auto t0 = std::chrono::steady_clock::now();
