@@ -1,0 +1,340 @@
+// Fused causal attention on the CPU, flash style: scores exist only as [kBlockQ, kBlockK] tiles.
+//
+// Forward: one task per (batch, q head, query block). Keys are visited in blocks with an online softmax
+// (running max m, running sum l, rescaled accumulator), so memory stays O(block^2) per task.
+// Backward recomputes the probabilities from the saved lse and runs two passes, each writing only what it owns:
+//   pass 1, one task per (batch, kv head, key block): dK and dV of that block, summed over the group's q heads
+//           (outer) and then over queries in index order;
+//   pass 2, one task per (batch, q head, query block): dQ, summed over keys in index order.
+// Every sum therefore has an order fixed by the problem size alone: bitwise identical for any thread count.
+// Pass 2 recomputes scores that pass 1 also computed (7 instead of 5 tile products); that is the price of a
+// deterministic backward with no atomics and no [T, T] buffer.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "runtime/cpu/cpu_backend.h"
+#include "runtime/error.h"
+#include "runtime/parallel.h"
+
+namespace gtpo {
+
+namespace {
+
+constexpr int64_t kBlockQ = 64;
+constexpr int64_t kBlockK = 64;
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// ---- small dense helpers ------------------------------------------------------------------------
+
+// c[m, n] += a[m, k] * b[k, n], row-major with leading dims. Every element adds its k products to its
+// current value in index order, in every code path (tile or tail), so the result is independent of how the
+// matrix is cut. Vectorised across columns, never across the k sum: no reassociation, no -ffast-math.
+void rows_acc(int64_t ib, int64_t ie, int64_t jb, int64_t je, int64_t k, const float* a, int64_t lda,
+              const float* b, int64_t ldb, float* c, int64_t ldc) {
+  for (int64_t i = ib; i < ie; ++i) {
+    float* ci = c + i * ldc;
+    for (int64_t p = 0; p < k; ++p) {
+      const float av = a[i * lda + p];
+      const float* bp = b + p * ldb;
+      for (int64_t j = jb; j < je; ++j) ci[j] += av * bp[j];
+    }
+  }
+}
+
+// Explicit SIMD register tile through GCC/Clang vector extensions: auto-vectorisation of the plain loop nest
+// proved erratic (stack spills and shuffles, ~2 GFLOP/s). Lane-wise mul then add, exactly the scalar tail's
+// arithmetic (no FMA: -ffp-contract=off), so the tile and the tail give identical bits.
+#if defined(__AVX512F__)
+constexpr int kLanes = 16;
+#else
+constexpr int kLanes = 8;
+#endif
+typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
+
+void mm_acc(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+            int64_t ldc) {
+  constexpr int64_t MR = 4, NV = 2, NR = NV * kLanes;  // 8 vector accumulators
+  int64_t i = 0;
+  for (; i + MR <= m; i += MR) {
+    int64_t j = 0;
+    for (; j + NR <= n; j += NR) {
+      Lanes acc[MR][NV];
+      for (int64_t r = 0; r < MR; ++r)
+        for (int64_t t = 0; t < NV; ++t) std::memcpy(&acc[r][t], c + (i + r) * ldc + j + t * kLanes, sizeof(Lanes));
+      for (int64_t p = 0; p < k; ++p) {
+        Lanes bv[NV];
+        for (int64_t t = 0; t < NV; ++t) std::memcpy(&bv[t], b + p * ldb + j + t * kLanes, sizeof(Lanes));
+        for (int64_t r = 0; r < MR; ++r) {
+          const float av = a[(i + r) * lda + p];
+          for (int64_t t = 0; t < NV; ++t) acc[r][t] += av * bv[t];
+        }
+      }
+      for (int64_t r = 0; r < MR; ++r)
+        for (int64_t t = 0; t < NV; ++t) std::memcpy(c + (i + r) * ldc + j + t * kLanes, &acc[r][t], sizeof(Lanes));
+    }
+    if (j < n) rows_acc(i, i + MR, j, n, k, a, lda, b, ldb, c, ldc);
+  }
+  if (i < m) rows_acc(i, m, 0, n, k, a, lda, b, ldb, c, ldc);
+}
+
+// dst[c * ld_dst + r] = src[r * ld_src + c] for a [rows, cols] source.
+void transpose(const float* src, int64_t ld_src, int64_t rows, int64_t cols, float* dst, int64_t ld_dst) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) dst[c * ld_dst + r] = src[r * ld_src + c];
+}
+
+// dst[r, :] = scale * src[r * ld_src, :D] (scale 1 is an exact copy).
+void load_rows(const float* src, int64_t ld_src, int64_t rows, int64_t dim, float scale, float* dst) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t d = 0; d < dim; ++d) dst[r * dim + d] = scale * src[r * ld_src + d];
+}
+
+// Maps a task index onto a block index so that contiguous runs of tasks (what a static schedule hands each
+// thread) mix light and heavy causal blocks: 0, n-1, 1, n-2, ...
+inline int64_t interleaved_block(int64_t t, int64_t n) { return (t % 2 == 0) ? t / 2 : n - 1 - t / 2; }
+
+// ---- problem geometry ---------------------------------------------------------------------------
+
+struct Geometry {
+  int64_t batch, q_len, kv_len, q_heads, kv_heads, dim, group, offset;
+  int64_t q_row, kv_row, kv_batch;  // element strides: query position, key position, kv batch entry
+  float scale;
+  const int32_t* mask;
+
+  explicit Geometry(const AttentionArgs& a)
+      : batch(a.batch), q_len(a.q_len), kv_len(a.kv_len), q_heads(a.q_heads), kv_heads(a.kv_heads),
+        dim(a.head_dim), group(a.kv_heads > 0 ? a.q_heads / a.kv_heads : 1), offset(a.kv_len - a.q_len),
+        q_row(a.q_heads * a.head_dim), kv_row(a.kv_heads * a.head_dim),
+        kv_batch(a.kv_batch_stride > 0 ? a.kv_batch_stride : a.kv_len * a.kv_heads * a.head_dim), scale(a.scale),
+        mask(a.key_mask) {}
+
+  int64_t q_offset(int64_t b, int64_t i, int64_t h) const { return (b * q_len + i) * q_row + h * dim; }
+  int64_t kv_offset(int64_t b, int64_t j, int64_t g) const { return b * kv_batch + j * kv_row + g * dim; }
+  int64_t lse_offset(int64_t b, int64_t h) const { return (b * q_heads + h) * q_len; }
+  // Keys [0, key_end(i_end)) may be visible to some query below i_end.
+  int64_t key_end(int64_t i_end) const { return std::clamp<int64_t>(i_end + offset, 0, kv_len); }
+  bool visible(int64_t b, int64_t i, int64_t j) const {
+    return j <= i + offset && (mask == nullptr || mask[b * kv_len + j] != 0);
+  }
+};
+
+// Per-task scratch, sized once per chunk and reused across its tasks.
+struct Tiles {
+  std::vector<float> qs, dout, acc, dv, kt, vt, s, dp, t1, t2, m, l, lse, di;
+  explicit Tiles(int64_t dim)
+      : qs(kBlockQ * dim), dout(kBlockQ * dim), acc(std::max(kBlockQ, kBlockK) * dim), dv(kBlockK * dim),
+        kt(dim * kBlockK), vt(dim * kBlockK),
+        s(kBlockQ * kBlockK), dp(kBlockQ * kBlockK), t1(kBlockK * kBlockQ), t2(kBlockK * kBlockQ), m(kBlockQ),
+        l(kBlockQ), lse(kBlockQ), di(kBlockQ) {}
+};
+
+// kt [D, nk] = keys [j0, j0 + nk) of one kv head, transposed so that score tiles vectorise across keys.
+void load_keys_transposed(const Geometry& g, const float* k, int64_t b, int64_t kv_head, int64_t j0, int64_t nk,
+                          float* kt) {
+  transpose(k + g.kv_offset(b, j0, kv_head), g.kv_row, nk, g.dim, kt, kBlockK);
+}
+
+// out[nq, nk] = rows [nq, D] times cols_t [D, nk] (out has kBlockK columns of storage).
+void tile_product(const Geometry& g, const float* rows, const float* cols_t, int64_t nq, int64_t nk, float* out) {
+  std::fill(out, out + kBlockQ * kBlockK, 0.0f);
+  mm_acc(nq, nk, g.dim, rows, g.dim, cols_t, kBlockK, out, kBlockK);
+}
+
+// Turns the score tile into probabilities p = exp(s - lse) (0 where not visible or where lse = -inf), and,
+// with dp = dO . v already in t.dp, into dS = p (dp - D_i), left in t.dp.
+void probs_and_dscores(const Geometry& g, Tiles& t, int64_t b, int64_t i0, int64_t j0, int64_t nq, int64_t nk) {
+  for (int64_t r = 0; r < nq; ++r) {
+    float* s = t.s.data() + r * kBlockK;
+    float* dp = t.dp.data() + r * kBlockK;
+    const float lse = t.lse[r], di = t.di[r];
+    for (int64_t c = 0; c < nk; ++c) {
+      const float p = (lse != kNegInf && g.visible(b, i0 + r, j0 + c)) ? std::exp(s[c] - lse) : 0.0f;
+      s[c] = p;
+      dp[c] = p * (dp[c] - di);
+    }
+  }
+}
+
+// Loads the per-query state of a backward tile: scaled queries, dO rows, lse and D_i = dO_i . O_i.
+void load_query_side(const Geometry& g, Tiles& t, const float* q, const float* gout, const float* lse,
+                     const float* di, int64_t b, int64_t h, int64_t i0, int64_t nq) {
+  load_rows(q + g.q_offset(b, i0, h), g.q_row, nq, g.dim, g.scale, t.qs.data());
+  load_rows(gout + g.q_offset(b, i0, h), g.q_row, nq, g.dim, 1.0f, t.dout.data());
+  for (int64_t r = 0; r < nq; ++r) {
+    t.lse[r] = lse[g.lse_offset(b, h) + i0 + r];
+    t.di[r] = di[g.lse_offset(b, h) + i0 + r];
+  }
+}
+
+// ---- forward ------------------------------------------------------------------------------------
+
+void forward_block(const Geometry& g, Tiles& t, const float* q, const float* k, const float* v, float* out,
+                   float* lse, int64_t b, int64_t h, int64_t i0, int64_t nq) {
+  const int64_t kv_head = h / g.group;
+  const int64_t d = g.dim;
+  load_rows(q + g.q_offset(b, i0, h), g.q_row, nq, d, g.scale, t.qs.data());
+  std::fill(t.acc.begin(), t.acc.end(), 0.0f);
+  std::fill(t.m.begin(), t.m.end(), kNegInf);
+  std::fill(t.l.begin(), t.l.end(), 0.0f);
+  const int64_t kend = g.key_end(i0 + nq);
+  for (int64_t j0 = 0; j0 < kend; j0 += kBlockK) {
+    const int64_t nk = std::min(kBlockK, kend - j0);
+    load_keys_transposed(g, k, b, kv_head, j0, nk, t.kt.data());
+    tile_product(g, t.qs.data(), t.kt.data(), nq, nk, t.s.data());  // s = (scale q) k^T
+    // Online softmax: rescale what was accumulated under the old max, turn the tile into exp(s - m).
+    for (int64_t r = 0; r < nq; ++r) {
+      float* s = t.s.data() + r * kBlockK;
+      float mx = kNegInf;
+      for (int64_t c = 0; c < nk; ++c) {
+        if (!g.visible(b, i0 + r, j0 + c)) s[c] = kNegInf;
+        mx = std::max(mx, s[c]);
+      }
+      if (mx == kNegInf) {  // nothing visible in this tile: contributes zero, state unchanged
+        std::fill(s, s + nk, 0.0f);
+        continue;
+      }
+      const float m_new = std::max(t.m[r], mx);
+      const float alpha = std::exp(t.m[r] - m_new);  // 0 on the first visible tile (acc and l are 0 then)
+      float sum = 0.0f;
+      for (int64_t c = 0; c < nk; ++c) {
+        s[c] = std::exp(s[c] - m_new);  // exp(-inf) = 0 for hidden keys
+        sum += s[c];
+      }
+      t.l[r] = t.l[r] * alpha + sum;
+      t.m[r] = m_new;
+      if (alpha != 1.0f)
+        for (int64_t e = 0; e < d; ++e) t.acc[r * d + e] *= alpha;
+    }
+    mm_acc(nq, d, nk, t.s.data(), kBlockK, v + g.kv_offset(b, j0, kv_head), g.kv_row, t.acc.data(), d);
+  }
+  for (int64_t r = 0; r < nq; ++r) {
+    float* o = out + g.q_offset(b, i0 + r, h);
+    const bool any = t.l[r] > 0.0f;
+    for (int64_t e = 0; e < d; ++e) o[e] = any ? t.acc[r * d + e] / t.l[r] : 0.0f;
+    lse[g.lse_offset(b, h) + i0 + r] = any ? t.m[r] + std::log(t.l[r]) : kNegInf;
+  }
+}
+
+// ---- backward -----------------------------------------------------------------------------------
+
+// dK, dV of keys [j0, j0 + nk) of one kv head, summed over its q heads and every query that sees them.
+void backward_key_block(const Geometry& g, Tiles& t, const float* q, const float* k, const float* v,
+                        const float* gout, const float* lse, const float* di, float* gk, float* gv, int64_t b,
+                        int64_t kv_head, int64_t j0, int64_t nk) {
+  const int64_t d = g.dim;
+  std::vector<float>& dk = t.acc;  // [nk, D]
+  std::vector<float>& dv = t.dv;   // [nk, D]
+  std::fill(dk.begin(), dk.end(), 0.0f);
+  std::fill(dv.begin(), dv.end(), 0.0f);
+  load_keys_transposed(g, k, b, kv_head, j0, nk, t.kt.data());
+  load_keys_transposed(g, v, b, kv_head, j0, nk, t.vt.data());
+  const int64_t first_query = std::max<int64_t>(0, j0 - g.offset);  // queries below it see none of these keys
+  for (int64_t h = kv_head * g.group; h < (kv_head + 1) * g.group; ++h) {
+    for (int64_t i0 = first_query; i0 < g.q_len; i0 += kBlockQ) {
+      const int64_t nq = std::min(kBlockQ, g.q_len - i0);
+      load_query_side(g, t, q, gout, lse, di, b, h, i0, nq);
+      tile_product(g, t.qs.data(), t.kt.data(), nq, nk, t.s.data());     // s = (scale q) k^T
+      tile_product(g, t.dout.data(), t.vt.data(), nq, nk, t.dp.data());  // dp = dO v^T
+      probs_and_dscores(g, t, b, i0, j0, nq, nk);
+      transpose(t.s.data(), kBlockK, nq, nk, t.t1.data(), kBlockQ);   // P^T  [nk, nq]
+      transpose(t.dp.data(), kBlockK, nq, nk, t.t2.data(), kBlockQ);  // dS^T [nk, nq]
+      mm_acc(nk, d, nq, t.t1.data(), kBlockQ, t.dout.data(), d, dv.data(), d);  // dV += P^T dO
+      mm_acc(nk, d, nq, t.t2.data(), kBlockQ, t.qs.data(), d, dk.data(), d);    // dK += dS^T (scale q)
+    }
+  }
+  for (int64_t c = 0; c < nk; ++c) {
+    const int64_t dst = ((b * g.kv_len + j0 + c) * g.kv_heads + kv_head) * d;  // dense [B, Tk, Hkv, D]
+    std::copy(dk.begin() + c * d, dk.begin() + (c + 1) * d, gk + dst);
+    std::copy(dv.begin() + c * d, dv.begin() + (c + 1) * d, gv + dst);
+  }
+}
+
+// dQ of queries [i0, i0 + nq) of one q head: scale * sum_j dS_ij k_j over visible keys in index order.
+void backward_query_block(const Geometry& g, Tiles& t, const float* q, const float* k, const float* v,
+                          const float* gout, const float* lse, const float* di, float* gq, int64_t b, int64_t h,
+                          int64_t i0, int64_t nq) {
+  const int64_t d = g.dim;
+  const int64_t kv_head = h / g.group;
+  load_query_side(g, t, q, gout, lse, di, b, h, i0, nq);
+  std::fill(t.acc.begin(), t.acc.end(), 0.0f);
+  const int64_t kend = g.key_end(i0 + nq);
+  for (int64_t j0 = 0; j0 < kend; j0 += kBlockK) {
+    const int64_t nk = std::min(kBlockK, kend - j0);
+    load_keys_transposed(g, k, b, kv_head, j0, nk, t.kt.data());
+    load_keys_transposed(g, v, b, kv_head, j0, nk, t.vt.data());
+    tile_product(g, t.qs.data(), t.kt.data(), nq, nk, t.s.data());     // s = (scale q) k^T
+    tile_product(g, t.dout.data(), t.vt.data(), nq, nk, t.dp.data());  // dp = dO v^T
+    probs_and_dscores(g, t, b, i0, j0, nq, nk);
+    mm_acc(nq, d, nk, t.dp.data(), kBlockK, k + g.kv_offset(b, j0, kv_head), g.kv_row, t.acc.data(), d);
+  }
+  for (int64_t r = 0; r < nq; ++r) {
+    float* dst = gq + g.q_offset(b, i0 + r, h);
+    for (int64_t e = 0; e < d; ++e) dst[e] = g.scale * t.acc[r * d + e];
+  }
+}
+
+}  // namespace
+
+void CpuBackend::attention_forward(const AttentionArgs& args, const float* q, const float* k, const float* v,
+                                   float* out, float* lse) {
+  const Geometry g(args);
+  const int64_t q_blocks = (g.q_len + kBlockQ - 1) / kBlockQ;
+  // Tasks: (batch, q head, query block); each owns its output rows and lse entries.
+  parallel_for(g.batch * g.q_heads * q_blocks, 1, [&](int64_t tb, int64_t te) {
+    Tiles tiles(g.dim);
+    for (int64_t task = tb; task < te; ++task) {
+      const int64_t bh = task / q_blocks;
+      const int64_t i0 = interleaved_block(task % q_blocks, q_blocks) * kBlockQ;
+      forward_block(g, tiles, q, k, v, out, lse, bh / g.q_heads, bh % g.q_heads, i0,
+                    std::min(kBlockQ, g.q_len - i0));
+    }
+  });
+}
+
+void CpuBackend::attention_backward(const AttentionArgs& args, const float* q, const float* k, const float* v,
+                                    const float* out, const float* lse, const float* gout, float* gq, float* gk,
+                                    float* gv) {
+  const Geometry g(args);
+  const int64_t d = g.dim;
+  // D_i = dO_i . O_i for every (batch, q head, query), laid out like lse.
+  std::vector<float> di(static_cast<size_t>(g.batch * g.q_heads * g.q_len));
+  parallel_for(g.batch * g.q_len, grain_for(g.q_row), [&](int64_t rb, int64_t re) {
+    for (int64_t row = rb; row < re; ++row) {
+      const int64_t b = row / g.q_len, i = row % g.q_len;
+      for (int64_t h = 0; h < g.q_heads; ++h) {
+        const float* o = out + g.q_offset(b, i, h);
+        const float* go = gout + g.q_offset(b, i, h);
+        float acc = 0.0f;
+        for (int64_t e = 0; e < d; ++e) acc += go[e] * o[e];
+        di[static_cast<size_t>(g.lse_offset(b, h) + i)] = acc;
+      }
+    }
+  });
+
+  const int64_t k_blocks = (g.kv_len + kBlockK - 1) / kBlockK;
+  parallel_for(g.batch * g.kv_heads * k_blocks, 1, [&](int64_t tb, int64_t te) {
+    Tiles tiles(d);
+    for (int64_t task = tb; task < te; ++task) {
+      const int64_t bg = task / k_blocks;
+      const int64_t j0 = interleaved_block(task % k_blocks, k_blocks) * kBlockK;
+      backward_key_block(g, tiles, q, k, v, gout, lse, di.data(), gk, gv, bg / g.kv_heads, bg % g.kv_heads, j0,
+                         std::min(kBlockK, g.kv_len - j0));
+    }
+  });
+
+  const int64_t q_blocks = (g.q_len + kBlockQ - 1) / kBlockQ;
+  parallel_for(g.batch * g.q_heads * q_blocks, 1, [&](int64_t tb, int64_t te) {
+    Tiles tiles(d);
+    for (int64_t task = tb; task < te; ++task) {
+      const int64_t bh = task / q_blocks;
+      const int64_t i0 = interleaved_block(task % q_blocks, q_blocks) * kBlockQ;
+      backward_query_block(g, tiles, q, k, v, gout, lse, di.data(), gq, bh / g.q_heads, bh % g.q_heads, i0,
+                           std::min(kBlockQ, g.q_len - i0));
+    }
+  });
+}
+
+}  // namespace gtpo

@@ -1,0 +1,131 @@
+#include "runtime/ops/attention.h"
+
+#include <cmath>
+
+#include "runtime/ops/op_utils.h"
+
+namespace gtpo::ops {
+
+namespace {
+
+// Validates q [B, Tq, Hq, D], k, v [B, Tk, Hkv, D] (Tk = k.size(1), the cache length for attention_cached)
+// and the mask, and fills the shape part of the backend arguments.
+AttentionArgs check_attention(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, float scale) {
+  detail::check_f32(op, q, "q");
+  detail::check_f32(op, k, "k");
+  detail::check_f32(op, v, "v");
+  detail::check_same_device(op, q, k);
+  detail::check_same_device(op, q, v);
+  GTPO_CHECK(q.rank() == 4, op, ": q must be [batch, q_len, heads, head_dim], got ", q.describe());
+  GTPO_CHECK(k.rank() == 4, op, ": k must be [batch, kv_len, kv_heads, head_dim], got ", k.describe());
+  GTPO_CHECK(k.shape() == v.shape(), op, ": k ", k.shape(), " and v ", v.shape(), " must have the same shape");
+  GTPO_CHECK(q.size(0) == k.size(0), op, ": batch differs: q ", q.shape(), " and k ", k.shape());
+  GTPO_CHECK(q.size(3) == k.size(3), op, ": head_dim differs: q ", q.shape(), " and k ", k.shape());
+  GTPO_CHECK(q.size(3) > 0, op, ": head_dim must be positive, got q ", q.shape());
+  GTPO_CHECK(k.size(2) > 0 && q.size(2) % k.size(2) == 0, op, ": q heads (", q.size(2),
+             ") must be a multiple of kv heads (", k.size(2), "): q ", q.shape(), ", k ", k.shape());
+  GTPO_CHECK(std::isfinite(scale), op, ": scale must be finite, got ", scale);
+  AttentionArgs a;
+  a.batch = q.size(0);
+  a.q_len = q.size(1);
+  a.q_heads = q.size(2);
+  a.head_dim = q.size(3);
+  a.kv_len = k.size(1);
+  a.kv_heads = k.size(2);
+  a.scale = scale != 0.0f ? scale : 1.0f / std::sqrt(static_cast<float>(a.head_dim));
+  return a;
+}
+
+// The mask as a dense i32 [B, kv_len] (undefined when none). A [B, mask_cols] mask with more columns (a
+// cache-sized mask) is cut down to its first kv_len columns.
+Tensor check_mask(const char* op, const Tensor& mask, const Tensor& q, int64_t kv_len, int64_t max_cols) {
+  if (!mask.defined()) return mask;
+  detail::check_i32(op, mask, "key_mask");
+  detail::check_same_device(op, q, mask);
+  const bool ok_cols = mask.rank() == 2 && (mask.size(1) == kv_len || mask.size(1) == max_cols);
+  GTPO_CHECK(ok_cols && mask.size(0) == q.size(0), op, ": key_mask must be i32 [batch, kv_len] = [", q.size(0), ", ",
+             kv_len, "]", (max_cols != kv_len ? " (or [batch, cache_len])" : ""), ", got ", mask.describe());
+  if (mask.size(1) == kv_len) return mask;
+  Tensor cut = Tensor::empty(Shape{mask.size(0), kv_len}, mask.device(), DType::i32);
+  mask.backend().copy_2d(cut.raw_data(), kv_len, mask.raw_data(), mask.size(1), mask.size(0), kv_len,
+                         sizeof(int32_t));
+  return cut;
+}
+
+// out = attention(q, k, v): [B, Tq, Hq, D]; lse [B, Hq, Tq] is only needed by backward.
+struct AttentionBackward final : Node {
+  SavedTensor q, k, v, out, lse, mask;
+  AttentionArgs args;
+  const char* name() const override { return "AttentionBackward"; }
+
+  std::vector<Tensor> apply(const std::vector<Tensor>& grads) override {
+    const Tensor& gout = grads[0];  // [B, Tq, Hq, D]
+    if (!gout.defined()) return {Tensor(), Tensor(), Tensor()};
+    Tensor qs = q.unpack(name()), ks = k.unpack(name()), vs = v.unpack(name());
+    Tensor os = out.unpack(name()), ls = lse.unpack(name()), ms = mask.unpack(name());
+    AttentionArgs a = args;
+    a.key_mask = ms.defined() ? ms.data_i32() : nullptr;
+    // The backend writes all three; gk, gv are dense [B, Tk, Hkv, D].
+    Tensor gq = Tensor::empty(qs.shape(), gout.device());
+    Tensor gk = Tensor::empty(ks.shape(), gout.device());
+    Tensor gv = Tensor::empty(vs.shape(), gout.device());
+    gout.backend().attention_backward(a, qs.data(), ks.data(), vs.data(), os.data(), ls.data(), gout.data(),
+                                      gq.data(), gk.data(), gv.data());
+    return {needs_input_grad(0) ? gq : Tensor(), needs_input_grad(1) ? gk : Tensor(),
+            needs_input_grad(2) ? gv : Tensor()};
+  }
+  void release_saved() override {
+    q.reset();
+    k.reset();
+    v.reset();
+    out.reset();
+    lse.reset();
+    mask.reset();
+  }
+};
+
+}  // namespace
+
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask, float scale) {
+  AttentionArgs a = check_attention("attention", q, k, v, scale);
+  Tensor mask = check_mask("attention", key_mask, q, a.kv_len, a.kv_len);
+  a.key_mask = mask.defined() ? mask.data_i32() : nullptr;
+  Tensor out = Tensor::empty(q.shape(), q.device());                            // [B, Tq, Hq, D]
+  Tensor lse = Tensor::empty(Shape{a.batch, a.q_heads, a.q_len}, q.device());  // [B, Hq, Tq]
+  q.backend().attention_forward(a, q.data(), k.data(), v.data(), out.data(), lse.data());
+  if (should_record({&q, &k, &v})) {
+    // Backward recomputes scores from q, k and the lse: no [T, T] tensor is saved.
+    auto node = std::make_shared<AttentionBackward>();
+    node->q = SavedTensor(q);
+    node->k = SavedTensor(k);
+    node->v = SavedTensor(v);
+    node->out = SavedTensor(out);
+    node->lse = SavedTensor(lse);
+    node->mask = SavedTensor(mask);
+    node->args = a;
+    node->args.key_mask = nullptr;  // re-read from the saved mask at backward time
+    attach_node(node, {&q, &k, &v}, {&out});
+  }
+  return out;
+}
+
+Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, int64_t kv_len,
+                        const Tensor& key_mask, float scale) {
+  AttentionArgs a = check_attention("attention_cached", q, k_cache, v_cache, scale);
+  const int64_t cache_len = a.kv_len;
+  GTPO_CHECK(kv_len >= 0 && kv_len <= cache_len, "attention_cached: kv_len ", kv_len, " is outside the cache ",
+             k_cache.shape());
+  GTPO_CHECK(a.q_len <= kv_len, "attention_cached: q ", q.shape(), " has more positions than kv_len ", kv_len);
+  GTPO_CHECK(!should_record({&q, &k_cache, &v_cache}), "attention_cached: inference only, but an input requires "
+             "grad with grad mode on; use attention() or a NoGradGuard");
+  Tensor mask = check_mask("attention_cached", key_mask, q, kv_len, cache_len);
+  a.kv_len = kv_len;
+  a.kv_batch_stride = cache_len * a.kv_heads * a.head_dim;  // read the valid prefix of each batch entry in place
+  a.key_mask = mask.defined() ? mask.data_i32() : nullptr;
+  Tensor out = Tensor::empty(q.shape(), q.device());
+  Tensor lse = Tensor::empty(Shape{a.batch, a.q_heads, a.q_len}, q.device());
+  q.backend().attention_forward(a, q.data(), k_cache.data(), v_cache.data(), out.data(), lse.data());
+  return out;
+}
+
+}  // namespace gtpo::ops

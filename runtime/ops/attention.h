@@ -1,0 +1,23 @@
+// Fused causal multi-head self-attention (flash style on every backend: no [T, T] matrix is materialised).
+#pragma once
+#include <cstdint>
+
+#include "runtime/tensor.h"
+
+namespace gtpo::ops {
+
+// q [B, Tq, Hq, D]; k, v [B, Tk, Hkv, D] with Hq % Hkv == 0 (grouped-query heads: q head h reads kv head
+// h / (Hq / Hkv); Hkv == 1 is multi-query). Causal: query i sees key j iff j <= i + (Tk - Tq).
+// key_mask: optional i32 [B, Tk], nonzero = attend (padding). A query that sees no key outputs zeros.
+// scale: 0 means 1/sqrt(D). Returns [B, Tq, Hq, D]; differentiable w.r.t. q, k and v.
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask = Tensor(),
+                 float scale = 0.0f);
+
+// Inference-only attention over a KV cache: k_cache, v_cache [B, Tmax, Hkv, D] of which the first kv_len
+// positions are valid (read in place, not copied); q holds the last Tq <= kv_len positions. key_mask is
+// i32 [B, kv_len] or [B, Tmax] (only its first kv_len columns are read). Throws when autograd would need to
+// record (use attention() for training, or run under NoGradGuard).
+Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, int64_t kv_len,
+                        const Tensor& key_mask = Tensor(), float scale = 0.0f);
+
+}  // namespace gtpo::ops

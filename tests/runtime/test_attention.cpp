@@ -1,0 +1,330 @@
+#include <omp.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "runtime/ops.h"
+#include "tests/support/backends.h"
+#include "tests/support/gradcheck.h"
+
+using namespace gtpo;
+using namespace gtpo::testing;
+using Catch::Contains;
+
+namespace {
+
+struct Config {
+  int64_t batch, q_len, kv_len, q_heads, kv_heads, dim;
+};
+
+// Values and gradients of causal attention computed naively in double with the full softmax materialised.
+struct Reference {
+  std::vector<float> out, gq, gk, gv;
+};
+
+Reference naive_attention(const Config& c, const std::vector<float>& q, const std::vector<float>& k,
+                          const std::vector<float>& v, const std::vector<int32_t>& mask, double scale,
+                          const std::vector<float>& gout = {}) {
+  const int64_t group = c.q_heads / c.kv_heads, off = c.kv_len - c.q_len, d = c.dim;
+  auto qi = [&](int64_t b, int64_t i, int64_t h) { return ((b * c.q_len + i) * c.q_heads + h) * d; };
+  auto ki = [&](int64_t b, int64_t j, int64_t g) { return ((b * c.kv_len + j) * c.kv_heads + g) * d; };
+  Reference r;
+  r.out.assign(q.size(), 0.0f);
+  std::vector<double> gq(q.size(), 0.0), gk(k.size(), 0.0), gv(v.size(), 0.0);
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t h = 0; h < c.q_heads; ++h)
+      for (int64_t i = 0; i < c.q_len; ++i) {
+        const int64_t g = h / group;
+        std::vector<double> p(static_cast<size_t>(c.kv_len), 0.0);
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < c.kv_len; ++j) {
+          if (j > i + off || (!mask.empty() && mask[b * c.kv_len + j] == 0)) continue;
+          double s = 0;
+          for (int64_t e = 0; e < d; ++e) s += double(q[qi(b, i, h) + e]) * k[ki(b, j, g) + e];
+          p[j] = s * scale;
+          mx = std::max(mx, p[j]);
+        }
+        if (mx == -INFINITY) continue;  // no visible key: output and gradients stay zero
+        double sum = 0;
+        for (int64_t j = 0; j < c.kv_len; ++j) {
+          const bool seen = j <= i + off && (mask.empty() || mask[b * c.kv_len + j] != 0);
+          p[j] = seen ? std::exp(p[j] - mx) : 0.0;
+          sum += p[j];
+        }
+        for (double& x : p) x /= sum;
+        for (int64_t e = 0; e < d; ++e) {
+          double o = 0;
+          for (int64_t j = 0; j < c.kv_len; ++j) o += p[j] * v[ki(b, j, g) + e];
+          r.out[qi(b, i, h) + e] = static_cast<float>(o);
+        }
+        if (gout.empty()) continue;
+        // dp_j = dO . v_j; ds_j = p_j (dp_j - sum_l p_l dp_l)
+        std::vector<double> dp(static_cast<size_t>(c.kv_len), 0.0);
+        double pdp = 0;
+        for (int64_t j = 0; j < c.kv_len; ++j) {
+          for (int64_t e = 0; e < d; ++e) dp[j] += double(gout[qi(b, i, h) + e]) * v[ki(b, j, g) + e];
+          pdp += p[j] * dp[j];
+        }
+        for (int64_t j = 0; j < c.kv_len; ++j) {
+          const double ds = p[j] * (dp[j] - pdp);
+          for (int64_t e = 0; e < d; ++e) {
+            gq[qi(b, i, h) + e] += scale * ds * k[ki(b, j, g) + e];
+            gk[ki(b, j, g) + e] += scale * ds * q[qi(b, i, h) + e];
+            gv[ki(b, j, g) + e] += p[j] * gout[qi(b, i, h) + e];
+          }
+        }
+      }
+  r.gq.assign(gq.begin(), gq.end());
+  r.gk.assign(gk.begin(), gk.end());
+  r.gv.assign(gv.begin(), gv.end());
+  return r;
+}
+
+struct Inputs {
+  Tensor q, k, v, mask;
+};
+
+Inputs make_inputs(const Config& c, uint64_t seed, bool requires_grad = false, float range = 1.0f) {
+  Inputs in;
+  in.q = random_tensor(Shape{c.batch, c.q_len, c.q_heads, c.dim}, seed, -range, range, requires_grad);
+  in.k = random_tensor(Shape{c.batch, c.kv_len, c.kv_heads, c.dim}, seed + 1, -range, range, requires_grad);
+  in.v = random_tensor(Shape{c.batch, c.kv_len, c.kv_heads, c.dim}, seed + 2, -1, 1, requires_grad);
+  return in;
+}
+
+// A padding mask: batch 0 sees everything but two scattered keys; batch b > 0 is left-padded by 3 keys, so
+// with q_len == kv_len its first three queries see no key at all.
+Tensor padding_mask(const Config& c) {
+  std::vector<int32_t> m(static_cast<size_t>(c.batch * c.kv_len), 1);
+  if (c.kv_len > 4) m[1] = m[4] = 0;
+  for (int64_t b = 1; b < c.batch; ++b)
+    for (int64_t j = 0; j < std::min<int64_t>(3, c.kv_len); ++j) m[b * c.kv_len + j] = 0;
+  return Tensor::from_ints(m, Shape{c.batch, c.kv_len});
+}
+
+std::string describe(const Config& c) {
+  return "B=" + std::to_string(c.batch) + " Tq=" + std::to_string(c.q_len) + " Tk=" + std::to_string(c.kv_len) +
+         " Hq=" + std::to_string(c.q_heads) + " Hkv=" + std::to_string(c.kv_heads) + " D=" + std::to_string(c.dim);
+}
+
+// Copies positions [0, len) of a [B, Tmax, H, D] tensor into a dense [B, len, H, D] one.
+Tensor slice_positions(const Tensor& t, int64_t len) {
+  const int64_t b = t.size(0), tmax = t.size(1), row = t.size(2) * t.size(3);
+  std::vector<float> all = t.to_vector(), out;
+  for (int64_t i = 0; i < b; ++i)
+    out.insert(out.end(), all.begin() + i * tmax * row, all.begin() + (i * tmax + len) * row);
+  return Tensor::from_vector(out, Shape{b, len, t.size(2), t.size(3)});
+}
+
+const std::vector<Config> kValueConfigs = {
+    {2, 7, 7, 2, 2, 5},       // Tq == Tk, odd T and odd D
+    {2, 13, 13, 4, 2, 8},     // GQA, 2 groups
+    {1, 70, 70, 3, 1, 16},    // MQA, crosses a query and a key block
+    {2, 5, 13, 4, 4, 8},      // Tq < Tk: continuation after a prefix
+    {3, 1, 13, 4, 1, 7},      // Tq = 1: one decode step
+    {1, 130, 200, 4, 2, 64},  // several blocks of both, Tq < Tk, the usual head size
+    {2, 9, 5, 2, 1, 4},       // Tq > Tk: the first four queries see no key
+};
+
+}  // namespace
+
+TEST_CASE("attention: values against a naive double softmax, with and without a padding mask", "[attention]") {
+  for (const Config& c : kValueConfigs)
+    for (bool masked : {false, true}) {
+      INFO(describe(c) << (masked ? " masked" : ""));
+      Inputs in = make_inputs(c, 11, false, 2.0f);
+      Tensor mask = masked ? padding_mask(c) : Tensor();
+      const double scale = 1.0 / std::sqrt(double(c.dim));
+      Reference want = naive_attention(c, in.q.to_vector(), in.k.to_vector(), in.v.to_vector(),
+                                       masked ? mask.to_int_vector() : std::vector<int32_t>{}, scale);
+      Tensor out = ops::attention(in.q, in.k, in.v, mask);
+      REQUIRE(out.shape() == in.q.shape());
+      CHECK(max_abs_diff(out.to_vector(), want.out) < 2e-6);
+    }
+  // An explicit scale is used as given.
+  const Config c{1, 9, 9, 2, 1, 4};
+  Inputs in = make_inputs(c, 5);
+  Reference want = naive_attention(c, in.q.to_vector(), in.k.to_vector(), in.v.to_vector(), {}, 3.0);
+  CHECK(max_abs_diff(ops::attention(in.q, in.k, in.v, Tensor(), 3.0f).to_vector(), want.out) < 2e-6);
+}
+
+TEST_CASE("attention: a query that sees no key outputs zeros and gets zero gradient", "[attention]") {
+  const Config c{2, 6, 6, 2, 1, 4};
+  Inputs in = make_inputs(c, 3, true);
+  Tensor mask = padding_mask(c);  // batch 1: keys 0..2 padded, so queries 0..2 see nothing
+  Tensor out = ops::attention(in.q, in.k, in.v, mask);
+  ops::sum_all(out).backward();
+  std::vector<float> o = out.to_vector(), gq = in.q.grad().to_vector(), gk = in.k.grad().to_vector();
+  const int64_t row = c.q_heads * c.dim;
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t e = 0; e < row; ++e) {
+      CHECK(o[(c.q_len + i) * row + e] == 0.0f);
+      CHECK(gq[(c.q_len + i) * row + e] == 0.0f);
+    }
+  // Padded keys receive no gradient either.
+  for (int64_t j = 0; j < 3; ++j)
+    for (int64_t e = 0; e < c.kv_heads * c.dim; ++e) CHECK(gk[(c.kv_len + j) * c.kv_heads * c.dim + e] == 0.0f);
+  CHECK(std::isfinite(gq[0]));
+}
+
+TEST_CASE("attention: gradcheck for q, k and v (GQA, MQA, Tq < Tk, padding)", "[attention][grad]") {
+  // Central differences with h = 1e-2 on fp32: tolerance atol 2e-3 + rtol 2e-2 (the gradcheck default).
+  for (const Config& c : {Config{2, 5, 5, 4, 2, 3}, Config{1, 4, 7, 2, 1, 5}, Config{2, 1, 6, 3, 3, 2}}) {
+    for (bool masked : {false, true}) {
+      INFO(describe(c) << (masked ? " masked" : ""));
+      Inputs in = make_inputs(c, 21, true, 1.5f);
+      Tensor mask = masked ? padding_mask(c) : Tensor();
+      auto op = [&](const std::vector<Tensor>& x) { return ops::attention(x[0], x[1], x[2], mask, 0.8f); };
+      CHECK(gradcheck(op, {in.q, in.k, in.v}) == 0);
+    }
+  }
+}
+
+TEST_CASE("attention: multi-block gradients against a naive double backward", "[attention][grad]") {
+  for (const Config& c : {Config{1, 100, 150, 4, 2, 16}, Config{2, 70, 70, 2, 1, 9}, Config{2, 1, 80, 2, 2, 8},
+                          Config{1, 80, 66, 2, 2, 8}}) {
+    for (bool masked : {false, true}) {
+      INFO(describe(c) << (masked ? " masked" : ""));
+      Inputs in = make_inputs(c, 31, true, 2.0f);
+      Tensor mask = masked ? padding_mask(c) : Tensor();
+      Tensor gout = random_tensor(Shape{c.batch, c.q_len, c.q_heads, c.dim}, 77);
+      Tensor out = ops::attention(in.q, in.k, in.v, mask);
+      out.backward(gout);
+      Reference want = naive_attention(c, in.q.to_vector(), in.k.to_vector(), in.v.to_vector(),
+                                       masked ? mask.to_int_vector() : std::vector<int32_t>{},
+                                       1.0 / std::sqrt(double(c.dim)), gout.to_vector());
+      CHECK(max_abs_diff(out.to_vector(), want.out) < 2e-6);
+      CHECK(max_abs_diff(in.q.grad().to_vector(), want.gq) < 2e-5);
+      CHECK(max_abs_diff(in.k.grad().to_vector(), want.gk) < 2e-5);
+      CHECK(max_abs_diff(in.v.grad().to_vector(), want.gv) < 2e-5);
+    }
+  }
+}
+
+TEST_CASE("attention: empty query or key ranges give empty or zero results", "[attention]") {
+  for (const Config& c : {Config{2, 0, 5, 2, 1, 4}, Config{2, 3, 0, 2, 1, 4}, Config{0, 3, 3, 2, 1, 4}}) {
+    INFO(describe(c));
+    Inputs in = make_inputs(c, 7, true);
+    Tensor out = ops::attention(in.q, in.k, in.v);
+    REQUIRE(out.shape() == in.q.shape());
+    for (float x : out.to_vector()) CHECK(x == 0.0f);
+    out.backward(Tensor::full(out.shape(), 1.0f));
+    for (float x : in.q.grad().to_vector()) CHECK(x == 0.0f);
+    for (float x : in.k.grad().to_vector()) CHECK(x == 0.0f);
+  }
+}
+
+TEST_CASE("attention: only the inputs that require grad receive one", "[attention][grad]") {
+  const Config c{1, 4, 4, 2, 1, 3};
+  Inputs in = make_inputs(c, 41);
+  in.k.set_requires_grad(true);
+  ops::sum_all(ops::attention(in.q, in.k, in.v)).backward();
+  CHECK(in.k.grad().defined());
+  CHECK_FALSE(in.q.grad().defined());
+  CHECK_FALSE(in.v.grad().defined());
+}
+
+TEST_CASE("attention_cached: equals attention on the valid prefix of the cache", "[attention]") {
+  const int64_t batch = 2, tmax = 20, heads = 4, kv_heads = 2, dim = 8;
+  Tensor k_cache = random_tensor(Shape{batch, tmax, kv_heads, dim}, 51);
+  Tensor v_cache = random_tensor(Shape{batch, tmax, kv_heads, dim}, 52);
+  std::vector<int32_t> mask_full(static_cast<size_t>(batch * tmax), 1);
+  mask_full[tmax + 0] = mask_full[tmax + 1] = 0;  // batch 1 is left-padded by two
+  Tensor cache_mask = Tensor::from_ints(mask_full, Shape{batch, tmax});
+  for (auto [q_len, kv_len] : {std::pair<int64_t, int64_t>{1, 13}, {3, 13}, {13, 13}, {1, 20}, {1, 1}}) {
+    INFO("Tq=" << q_len << " kv_len=" << kv_len);
+    Tensor q = random_tensor(Shape{batch, q_len, heads, dim}, 53);
+    Tensor k = slice_positions(k_cache, kv_len), v = slice_positions(v_cache, kv_len);
+    std::vector<int32_t> prefix;
+    for (int64_t b = 0; b < batch; ++b)
+      prefix.insert(prefix.end(), mask_full.begin() + b * tmax, mask_full.begin() + b * tmax + kv_len);
+    Tensor prefix_mask = Tensor::from_ints(prefix, Shape{batch, kv_len});
+    // Same arithmetic on the same numbers: the results are bitwise equal.
+    CHECK(ops::attention_cached(q, k_cache, v_cache, kv_len).to_vector() == ops::attention(q, k, v).to_vector());
+    std::vector<float> want = ops::attention(q, k, v, prefix_mask).to_vector();
+    CHECK(ops::attention_cached(q, k_cache, v_cache, kv_len, prefix_mask).to_vector() == want);
+    CHECK(ops::attention_cached(q, k_cache, v_cache, kv_len, cache_mask).to_vector() == want);
+  }
+}
+
+TEST_CASE("attention: cpu and accelerator backends agree", "[attention][backends]") {
+  const Config c{2, 70, 90, 4, 2, 16};
+  Inputs in = make_inputs(c, 61, true, 2.0f);
+  Tensor mask = padding_mask(c);
+  check_backends("attention", [](const std::vector<Tensor>& x) {
+    return std::vector<Tensor>{ops::attention(x[0], x[1], x[2], x[3])};
+  }, {in.q, in.k, in.v, mask}, 1e-4);
+}
+
+TEST_CASE("attention: shape, dtype and cache errors name the op and the shapes", "[attention][errors]") {
+  Tensor q = Tensor::zeros(Shape{2, 5, 3, 8});
+  Tensor k = Tensor::zeros(Shape{2, 5, 2, 8});
+  CHECK_THROWS_WITH(ops::attention(q, k, k),
+                    Contains("attention: q heads (3) must be a multiple of kv heads (2): q [2, 5, 3, 8], k [2, 5, 2, 8]"));
+  Tensor q4 = Tensor::zeros(Shape{2, 5, 4, 8});
+  CHECK_THROWS_WITH(ops::attention(q4, Tensor::zeros(Shape{2, 5, 2, 6}), Tensor::zeros(Shape{2, 5, 2, 6})),
+                    Contains("attention: head_dim differs: q [2, 5, 4, 8] and k [2, 5, 2, 6]"));
+  CHECK_THROWS_WITH(ops::attention(q4, Tensor::zeros(Shape{1, 5, 2, 8}), Tensor::zeros(Shape{1, 5, 2, 8})),
+                    Contains("attention: batch differs"));
+  CHECK_THROWS_WITH(ops::attention(q4, k, Tensor::zeros(Shape{2, 6, 2, 8})),
+                    Contains("attention: k [2, 5, 2, 8] and v [2, 6, 2, 8] must have the same shape"));
+  CHECK_THROWS_WITH(ops::attention(Tensor::zeros(Shape{5, 4, 8}), k, k), Contains("attention: q must be"));
+  CHECK_THROWS_WITH(ops::attention(q4, k, k, Tensor::from_ints({1, 1, 1, 1}, Shape{2, 2})),
+                    Contains("attention: key_mask must be i32 [batch, kv_len] = [2, 5], got i32[2, 2]"));
+  CHECK_THROWS_WITH(ops::attention(q4, k, k, Tensor::zeros(Shape{2, 5})), Contains("'key_mask' must be i32"));
+  CHECK_THROWS_WITH(ops::attention(q4, Tensor::from_ints(std::vector<int32_t>(160, 0), Shape{2, 5, 2, 8}), k),
+                    Contains("'k' must be f32"));
+  CHECK_THROWS_WITH(ops::attention(q4, Tensor::zeros(Shape{2, 5, 0, 8}), Tensor::zeros(Shape{2, 5, 0, 8})),
+                    Contains("must be a multiple of kv heads (0)"));
+  // The cache variant.
+  Tensor cache = Tensor::zeros(Shape{2, 10, 2, 8});
+  CHECK_THROWS_WITH(ops::attention_cached(q4, cache, cache, 11), Contains("attention_cached: kv_len 11 is outside"));
+  CHECK_THROWS_WITH(ops::attention_cached(q4, cache, cache, 4), Contains("has more positions than kv_len 4"));
+  CHECK_THROWS_WITH(ops::attention_cached(q4, cache, cache, 6, Tensor::from_ints(std::vector<int32_t>(14, 1), Shape{2, 7})),
+                    Contains("key_mask must be i32 [batch, kv_len] = [2, 6] (or [batch, cache_len])"));
+  Tensor qg = Tensor::zeros(Shape{2, 1, 4, 8});
+  qg.set_requires_grad(true);
+  CHECK_THROWS_WITH(ops::attention_cached(qg, cache, cache, 6), Contains("attention_cached: inference only"));
+  NoGradGuard no_grad;
+  CHECK_NOTHROW(ops::attention_cached(qg, cache, cache, 6));
+}
+
+TEST_CASE("attention: bitwise identical forward and backward with 1 and 2 threads", "[attention][determinism]") {
+  const Config c{2, 150, 150, 4, 2, 32};
+  const Tensor mask = padding_mask(c);
+  const Tensor gout = random_tensor(Shape{c.batch, c.q_len, c.q_heads, c.dim}, 88);
+  auto run = [&](int threads) {
+    const int previous = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    Inputs in = make_inputs(c, 71, true, 2.0f);
+    Tensor out = ops::attention(in.q, in.k, in.v, mask);
+    out.backward(gout);
+    omp_set_num_threads(previous);
+    return std::vector<std::vector<float>>{out.to_vector(), in.q.grad().to_vector(), in.k.grad().to_vector(),
+                                           in.v.grad().to_vector()};
+  };
+  const auto one = run(1), two = run(2);
+  for (size_t i = 0; i < one.size(); ++i) {
+    INFO("tensor " << i);
+    REQUIRE(one[i].size() == two[i].size());
+    CHECK(std::memcmp(one[i].data(), two[i].data(), one[i].size() * sizeof(float)) == 0);
+  }
+}
+
+// Not part of the suite (hidden tag): ./build/tests/test_runtime "[.attention_bench]" -s
+TEST_CASE("attention: forward + backward timing", "[.attention_bench]") {
+  for (const Config& c : {Config{4, 256, 256, 4, 4, 64}, Config{12, 1024, 1024, 1, 1, 64},
+                          Config{4, 1024, 1024, 12, 12, 64}, Config{4, 1024, 1024, 12, 4, 64}}) {
+    Inputs in = make_inputs(c, 91, true);
+    Tensor gout = random_tensor(Shape{c.batch, c.q_len, c.q_heads, c.dim}, 92);
+    const auto t0 = std::chrono::steady_clock::now();
+    Tensor out = ops::attention(in.q, in.k, in.v);
+    const auto t1 = std::chrono::steady_clock::now();
+    out.backward(gout);
+    const auto t2 = std::chrono::steady_clock::now();
+    WARN(describe(c) << ": forward " << std::chrono::duration<double>(t1 - t0).count() << " s, backward "
+                     << std::chrono::duration<double>(t2 - t1).count() << " s, threads " << omp_get_max_threads());
+  }
+}
