@@ -74,9 +74,9 @@ int run_score(int argc, char** argv) {
       Tensor logits = m.forward(Tensor::from_ints(tokens, {1, T}));
       Tensor rows = ops::reshape(ops::slice(logits, 1, k - 1, T - 1), {T - k, V});
       std::vector<int32_t> targets(tokens.begin() + k, tokens.end());
-      std::vector<Tensor> lp = ops::token_logprob_entropy(rows, Tensor::from_ints(targets, {T - k}), temperature);
-      result["logprobs"] = lp[0].to_vector();
-      result["entropies"] = lp[1].to_vector();
+      ops::LogprobEntropy lp = ops::token_logprob_entropy(rows, Tensor::from_ints(targets, {T - k}), temperature);
+      result["logprobs"] = lp.logprob.to_vector();
+      result["entropies"] = lp.entropy.to_vector();
     }
     out << result.dump() << "\n";
     ++scored;

@@ -170,8 +170,8 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
                                                           o.top_p, u, scratch);
     }
     // Log-probs and entropies of the full temperature-scaled distribution, by the training kernel.
-    std::vector<Tensor> lp_h = ops::token_logprob_entropy(logits, Tensor::from_ints(chosen, {R}, device), report_temperature);
-    std::vector<float> lp = lp_h[0].to_vector(), ent = lp_h[1].to_vector();
+    ops::LogprobEntropy lp_h = ops::token_logprob_entropy(logits, Tensor::from_ints(chosen, {R}, device), report_temperature);
+    std::vector<float> lp = lp_h.logprob.to_vector(), ent = lp_h.entropy.to_vector();
     bool all_done = true;
     for (int64_t r = 0; r < R; ++r) {
       if (done[static_cast<size_t>(r)]) continue;

@@ -88,10 +88,13 @@ void validate(const Tensor& logprobs, const Tensor& entropies, const PolicyLossI
     GTPO_CHECK(entropies.defined() && entropies.numel() == logprobs.numel(),
                "policy_loss: entropy_coef is set but no matching entropies were given");
   if (in.sequence_level) {
-    GTPO_CHECK(in.seq_offsets.size() == in.seq_advantages.size() + 1 && in.seq_weights.size() == in.seq_advantages.size(),
-               "policy_loss: sequence offsets, advantages and weights disagree");
-    GTPO_CHECK(in.seq_offsets.front() == 0 && static_cast<size_t>(in.seq_offsets.back()) == n,
-               "policy_loss: sequence offsets must cover the ", n, " tokens");
+    const size_t s = in.seq_advantages.size();
+    GTPO_CHECK(in.seq_begin.size() == s && in.seq_end.size() == s && in.seq_weights.size() == s,
+               "policy_loss: sequence ranges, advantages and weights disagree");
+    for (size_t i = 0; i < s; ++i)
+      GTPO_CHECK(in.seq_begin[i] >= 0 && in.seq_begin[i] <= in.seq_end[i] && static_cast<size_t>(in.seq_end[i]) <= n,
+                 "policy_loss: sequence ", i, " range [", in.seq_begin[i], ", ", in.seq_end[i], ") is outside the ", n,
+                 " tokens");
   }
 }
 
@@ -136,9 +139,9 @@ Tensor policy_loss(const Tensor& logprobs, const Tensor& entropies, const Policy
     }
   } else {
     // GRPO-S Eq. 11: ŵ_i = mean_t w_{i,t} (arith) or exp(mean_t log w_{i,t}) (geo, as GSPO).
-    for (size_t s = 0; s + 1 < in.seq_offsets.size(); ++s) {
+    for (size_t s = 0; s < in.seq_advantages.size(); ++s) {
       const double v = in.seq_weights[s];
-      const int64_t b = in.seq_offsets[s], e = in.seq_offsets[s + 1];
+      const int64_t b = in.seq_begin[s], e = in.seq_end[s];
       if (v == 0.0 || e == b) continue;
       const double len = static_cast<double>(e - b);
       double seq_ratio = 0.0;

@@ -19,9 +19,9 @@ struct PolicyLossInputs {
   std::vector<float> advantages;       // Ã per token (token-level losses)
   std::vector<float> token_weights;    // aggregation weight per token (token_loss_weights); 0 = masked out
   std::vector<float> ref_logprobs;     // log π_ref per token; empty when kl_coef == 0
-  // Sequence-level loss (grpo_s): tokens of sequence s are [seq_offsets[s], seq_offsets[s+1]).
+  // Sequence-level loss (grpo_s): the response tokens of sequence s are [seq_begin[s], seq_end[s]).
   bool sequence_level = false;
-  std::vector<int64_t> seq_offsets;
+  std::vector<int64_t> seq_begin, seq_end;
   std::vector<float> seq_advantages;   // Â_i
   std::vector<float> seq_weights;      // v_i (sequence_loss_weights)
 };

@@ -51,8 +51,8 @@ void score(const Transformer& m, const Sample& s, float temperature, std::vector
   Tensor rows = ops::reshape(ops::slice(logits, 1, k - 1, T - 1), {T - k, V});
   std::vector<int32_t> targets(seq.begin() + k, seq.end());
   auto out = ops::token_logprob_entropy(rows, Tensor::from_ints(targets, {T - k}), temperature);
-  lp = out[0].to_vector();
-  ent = out[1].to_vector();
+  lp = out.logprob.to_vector();
+  ent = out.entropy.to_vector();
 }
 }  // namespace
 

@@ -1,0 +1,88 @@
+#include "rl/evaluate.h"
+
+#include <chrono>
+
+#include "model/sampler.h"
+#include "rl/pass_at_k.h"
+#include "rl/rollout_phase.h"
+#include "runtime/error.h"
+
+namespace gtpo::rl {
+
+EvalResult evaluate(const model::Transformer& model, const data::Tokenizer& tokenizer, const ProblemSource& source,
+                    const EvalOptions& o) {
+  GTPO_CHECK(o.problems > 0, "eval: the number of problems must be positive");
+  GTPO_CHECK(o.k >= 0, "eval: k must be >= 0");
+  const auto start = std::chrono::steady_clock::now();
+  EvalResult result;
+  result.problems = source.test_count(o.problems);
+  result.records.resize(static_cast<size_t>(result.problems));
+  int64_t greedy_correct = 0, greedy_tokens = 0, greedy_truncated = 0, sample_correct = 0;
+  std::vector<int64_t> correct_per_problem(static_cast<size_t>(result.problems), 0);
+
+  for (int64_t b0 = 0; b0 < result.problems; b0 += o.batch_prompts) {
+    const int64_t b1 = std::min(result.problems, b0 + o.batch_prompts);
+    std::vector<model::PromptInput> prompts;
+    std::vector<data::Problem> problems;
+    for (int64_t i = b0; i < b1; ++i) {
+      problems.push_back(source.test(static_cast<uint64_t>(i)));
+      prompts.push_back({static_cast<uint64_t>(i), tokenizer.encode(problems.back().prompt)});
+    }
+    model::SamplingOptions greedy;
+    attach_tokenizer(greedy, tokenizer);
+    greedy.temperature = 0.0f;
+    greedy.max_new_tokens = o.max_new_tokens;
+    std::vector<model::Sample> g = model::sample_groups(model, prompts, greedy);
+    for (int64_t i = b0; i < b1; ++i) {
+      const size_t local = static_cast<size_t>(i - b0);
+      EvalRecord& rec = result.records[static_cast<size_t>(i)];
+      rec.index = static_cast<uint64_t>(i);
+      rec.prompt = problems[local].prompt;
+      rec.answer = problems[local].answer;
+      rec.greedy_completion = decode_completion(tokenizer, g[local].tokens);
+      const bool truncated = g[local].finish == model::FinishReason::length;
+      rec.greedy_correct = !truncated && source.check(problems[local], rec.greedy_completion).correct;
+      greedy_correct += rec.greedy_correct;
+      greedy_tokens += static_cast<int64_t>(g[local].tokens.size());
+      greedy_truncated += truncated;
+    }
+    if (o.k > 0) {
+      model::SamplingOptions sampled;
+      attach_tokenizer(sampled, tokenizer);
+      sampled.temperature = o.temperature;
+      sampled.max_new_tokens = o.max_new_tokens;
+      sampled.group_size = o.k;
+      sampled.seed = o.seed;
+      std::vector<model::Sample> s = model::sample_groups(model, prompts, sampled);
+      for (int64_t i = b0; i < b1; ++i) {
+        EvalRecord& rec = result.records[static_cast<size_t>(i)];
+        for (int64_t j = 0; j < o.k; ++j) {
+          const model::Sample& sample = s[static_cast<size_t>((i - b0) * o.k + j)];
+          std::string text = decode_completion(tokenizer, sample.tokens);
+          const bool ok = sample.finish != model::FinishReason::length &&
+                          source.check(problems[static_cast<size_t>(i - b0)], text).correct;
+          rec.sample_completions.push_back(std::move(text));
+          rec.sample_correct.push_back(ok);
+          correct_per_problem[static_cast<size_t>(i)] += ok;
+          sample_correct += ok;
+        }
+      }
+    }
+  }
+  const double n = static_cast<double>(result.problems);
+  result.greedy_accuracy = greedy_correct / n;
+  result.greedy_mean_length = greedy_tokens / n;
+  result.greedy_truncated = greedy_truncated / n;
+  if (o.k > 0) {
+    result.mean_at_k = sample_correct / (n * static_cast<double>(o.k));
+    for (int64_t k = 1; k <= o.k; k *= 2) {
+      double total = 0.0;
+      for (int64_t c : correct_per_problem) total += pass_at_k(o.k, c, k);
+      result.pass_at_k.emplace_back(k, total / n);
+    }
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace gtpo::rl

@@ -1,0 +1,143 @@
+#include "rl/policy_update.h"
+
+#include <algorithm>
+
+#include "rl/loss_aggregation.h"
+#include "rl/sequence_batch.h"
+#include "runtime/error.h"
+#include "runtime/ops.h"
+#include "runtime/optim/grad_clip.h"
+
+namespace gtpo::rl {
+
+namespace {
+
+// Log-probs (and entropies) of every position of a padded batch under `model`, at `temperature`.
+ops::LogprobEntropy score_positions(const model::Transformer& model, const PaddedBatch& b, float temperature) {
+  const int64_t V = model.config().vocab_size;
+  Tensor logits = ops::reshape(model.forward(b.tokens), {b.rows * b.length, V});
+  Tensor targets = Tensor::from_ints(b.next, {b.rows * b.length}, model.device());
+  return ops::token_logprob_entropy(logits, targets, temperature);
+}
+
+void accumulate(PolicyLossMetrics& total, const PolicyLossMetrics& m) {
+  const double w = static_cast<double>(m.tokens);
+  total.loss += m.loss;
+  total.policy_loss += m.policy_loss;
+  total.kl_loss += m.kl_loss;
+  total.entropy_bonus += m.entropy_bonus;
+  total.clip_frac_low += w * m.clip_frac_low;
+  total.clip_frac_high += w * m.clip_frac_high;
+  total.dual_clip_frac += w * m.dual_clip_frac;
+  total.approx_kl += w * m.approx_kl;
+  total.entropy_mean += w * m.entropy_mean;
+  total.ratio_mean += w * m.ratio_mean;
+  total.ratio_max = std::max(total.ratio_max, m.ratio_max);
+  total.tokens += m.tokens;
+}
+
+}  // namespace
+
+UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimizer, const RolloutBatch& batch,
+                              const AdvantageResult& adv, const RlConfig& rl, const UpdateOptions& options,
+                              const model::Transformer* reference) {
+  UpdateStats stats;
+  const int64_t G = std::max<int64_t>(batch.group_size, 1);
+  const int64_t groups = static_cast<int64_t>(batch.items.size()) / G;
+  stats.clip.resize(batch.items.size());
+  if (groups == 0) return stats;
+  const int64_t per_mini = rl.mini_batch_prompts > 0 ? rl.mini_batch_prompts : groups;
+  const bool entropy_needed = rl.entropy_coef != 0.0;
+
+  for (int epoch = 0; epoch < std::max(1, rl.ppo_epochs); ++epoch) {
+    for (int64_t g0 = 0; g0 < groups; g0 += per_mini) {
+      const int64_t first = g0 * G, last = std::min(groups, g0 + per_mini) * G;  // items [first, last)
+      // Normalisers over the whole mini-batch, before it is split (spec: "Loss aggregation").
+      std::vector<std::vector<uint8_t>> masks;
+      for (int64_t i = first; i < last; ++i) masks.push_back(adv.responses[static_cast<size_t>(i)].loss_mask);
+      const std::vector<std::vector<float>> token_w = token_loss_weights(masks, rl.loss_agg);
+      const std::vector<float> seq_w = sequence_loss_weights(masks);
+      // Only sequences with a token in the loss are worth a forward.
+      std::vector<int64_t> active;
+      for (int64_t i = first; i < last; ++i) {
+        const auto& m = masks[static_cast<size_t>(i - first)];
+        if (std::find(m.begin(), m.end(), 1) != m.end()) active.push_back(i);
+      }
+      if (active.empty()) continue;
+      const int64_t per_micro = options.micro_batch_sequences > 0 ? options.micro_batch_sequences
+                                                                  : static_cast<int64_t>(active.size());
+      for (size_t a0 = 0; a0 < active.size(); a0 += static_cast<size_t>(per_micro)) {
+        const size_t a1 = std::min(active.size(), a0 + static_cast<size_t>(per_micro));
+        std::vector<std::vector<int32_t>> seqs;
+        for (size_t a = a0; a < a1; ++a) {
+          const model::Sample& s = batch.items[static_cast<size_t>(active[a])].sample;
+          std::vector<int32_t> seq = s.prompt_tokens;
+          seq.insert(seq.end(), s.tokens.begin(), s.tokens.end());
+          seqs.push_back(std::move(seq));
+        }
+        PaddedBatch pb = pad_right(seqs, options.pad_id, policy.device());
+        const size_t n = static_cast<size_t>(pb.rows * pb.length);
+        PolicyLossInputs in;
+        in.old_logprobs.assign(n, 0.0f);
+        in.advantages.assign(n, 0.0f);
+        in.token_weights.assign(n, 0.0f);
+        in.sequence_level = adv.sequence_level_loss;
+        for (size_t a = a0; a < a1; ++a) {
+          const int64_t item = active[a], row = static_cast<int64_t>(a - a0);
+          const model::Sample& s = batch.items[static_cast<size_t>(item)].sample;
+          const ResponseResult& r = adv.responses[static_cast<size_t>(item)];
+          const int64_t p = static_cast<int64_t>(s.prompt_tokens.size());
+          for (size_t t = 0; t < s.tokens.size(); ++t) {
+            const size_t at = static_cast<size_t>(pb.predicting(row, p + static_cast<int64_t>(t)));
+            in.old_logprobs[at] = s.logprobs[t];
+            in.advantages[at] = r.advantages[t];
+            in.token_weights[at] = token_w[static_cast<size_t>(item - first)][t];
+          }
+          if (in.sequence_level) {
+            in.seq_begin.push_back(pb.predicting(row, p));
+            in.seq_end.push_back(pb.predicting(row, p + static_cast<int64_t>(s.tokens.size())));
+            in.seq_advantages.push_back(r.seq_advantage);
+            in.seq_weights.push_back(seq_w[static_cast<size_t>(item - first)]);
+          }
+        }
+        if (rl.kl_coef != 0.0) {
+          GTPO_CHECK(reference != nullptr, "policy update: rl.kl_coef is set but there is no reference model");
+          NoGradGuard no_grad;
+          in.ref_logprobs = score_positions(*reference, pb, options.temperature).logprob.to_vector();
+        }
+        ops::LogprobEntropy lp_ent = score_positions(policy, pb, options.temperature);
+        PolicyLossMetrics m;
+        ClipStatus clip;
+        // Detached entropies still feed the entropy metric when there is no entropy bonus.
+        Tensor loss = policy_loss(lp_ent.logprob, entropy_needed ? lp_ent.entropy : lp_ent.entropy.detach(), in, rl, &m, &clip);
+        loss.backward();
+        accumulate(stats.loss, m);
+        for (size_t a = a0; a < a1; ++a) {
+          const int64_t item = active[a], row = static_cast<int64_t>(a - a0);
+          const model::Sample& s = batch.items[static_cast<size_t>(item)].sample;
+          const int64_t p = static_cast<int64_t>(s.prompt_tokens.size());
+          ClipStatus& out = stats.clip[static_cast<size_t>(item)];
+          out.assign(s.tokens.size(), 0);
+          for (size_t t = 0; t < s.tokens.size(); ++t)
+            out[t] = clip[static_cast<size_t>(pb.predicting(row, p + static_cast<int64_t>(t)))];
+        }
+      }
+      stats.grad_norm = optim::clip_grad_norm(policy.parameters(), options.grad_clip);
+      optimizer.step(options.lr);
+      policy.parameters().zero_grad();
+      stats.optimizer_steps++;
+    }
+  }
+  const double w = static_cast<double>(std::max<int64_t>(stats.loss.tokens, 1));
+  PolicyLossMetrics& l = stats.loss;
+  l.clip_frac_low /= w;
+  l.clip_frac_high /= w;
+  l.dual_clip_frac /= w;
+  l.approx_kl /= w;
+  l.entropy_mean /= w;
+  l.ratio_mean /= w;
+  stats.tokens = l.tokens;
+  return stats;
+}
+
+}  // namespace gtpo::rl

@@ -1,0 +1,35 @@
+// The update phase of one RL step: ppo_epochs passes over mini-batches of prompts, each split into
+// micro-batches of sequences whose gradients accumulate, then one clipped AdamW step per mini-batch.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "model/transformer.h"
+#include "rl/policy_loss.h"
+#include "rl/rollout.h"
+#include "rl/rollout_phase.h"
+#include "runtime/optim/adamw.h"
+
+namespace gtpo::rl {
+
+struct UpdateOptions {
+  float temperature = 1.0f;          // log-probs are taken at the sampling temperature
+  int64_t micro_batch_sequences = 0;  // 0: the whole mini-batch in one forward
+  float grad_clip = 1.0f;             // 0: off
+  float lr = 1e-3f;
+  int32_t pad_id = 0;
+};
+
+struct UpdateStats {
+  PolicyLossMetrics loss;  // token-weighted over the step's micro-batches
+  double grad_norm = 0.0;  // of the last optimiser step, before clipping
+  int64_t optimizer_steps = 0;
+  int64_t tokens = 0;      // response tokens that entered the loss, summed over epochs
+  std::vector<ClipStatus> clip;  // per item of the batch, from the last epoch
+};
+
+UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimizer, const RolloutBatch& batch,
+                              const AdvantageResult& advantages, const RlConfig& rl, const UpdateOptions& options,
+                              const model::Transformer* reference = nullptr);
+
+}  // namespace gtpo::rl

@@ -1,0 +1,54 @@
+#include "rl/problem_source.h"
+
+#include "data/dataset.h"
+#include "data/verify/answer.h"
+#include "runtime/error.h"
+
+namespace gtpo::rl {
+
+ProblemSource ProblemSource::from_task(std::unique_ptr<data::Task> task, uint64_t seed) {
+  ProblemSource s;
+  s.task_ = std::move(task);
+  s.seed_ = seed;
+  return s;
+}
+
+ProblemSource ProblemSource::from_files(const std::string& train_path, const std::string& test_path) {
+  ProblemSource s;
+  s.train_ = data::load_problems(train_path);
+  s.test_ = data::load_problems(test_path);
+  GTPO_CHECK(!s.train_.empty(), train_path, ": no problems");
+  GTPO_CHECK(!s.test_.empty(), test_path, ": no problems");
+  return s;
+}
+
+data::Problem ProblemSource::train(uint64_t index) const {
+  if (task_) return task_->generate(seed_, data::Split::train, index);
+  return train_[index % train_.size()];
+}
+
+data::Problem ProblemSource::test(uint64_t index) const {
+  // The test stream does not depend on the training seed: every run evaluates on the same problems.
+  if (task_) return task_->generate(0, data::Split::test, index);
+  return test_[index % test_.size()];
+}
+
+int64_t ProblemSource::test_count(int64_t wanted) const {
+  return task_ ? wanted : std::min<int64_t>(wanted, static_cast<int64_t>(test_.size()));
+}
+
+data::Verdict ProblemSource::check(const data::Problem& problem, std::string_view completion) const {
+  return task_ ? task_->check(problem, completion) : data::check_final_answer(problem.answer, completion);
+}
+
+std::string ProblemSource::alphabet() const {
+  if (task_) return task_->alphabet();
+  std::string all;
+  for (const auto* set : {&train_, &test_})
+    for (const data::Problem& p : *set) all += p.prompt + p.reference_solution + p.answer;
+  return data::sorted_unique_chars(all + "\n");
+}
+
+std::string ProblemSource::name() const { return task_ ? task_->name() : "jsonl"; }
+
+}  // namespace gtpo::rl

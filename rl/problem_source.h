@@ -1,0 +1,33 @@
+// Where training and evaluation problems come from: a task generator (train/test split by hash) or a
+// pair of JSONL files. Indices are the data cursor: problem i of a split is fixed for a given seed.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/tasks/task.h"
+
+namespace gtpo::rl {
+
+class ProblemSource {
+ public:
+  static ProblemSource from_task(std::unique_ptr<data::Task> task, uint64_t seed);
+  static ProblemSource from_files(const std::string& train_path, const std::string& test_path);
+
+  data::Problem train(uint64_t index) const;
+  data::Problem test(uint64_t index) const;
+  // Number of distinct test problems: the file's size, or `wanted` for a generator.
+  int64_t test_count(int64_t wanted) const;
+  data::Verdict check(const data::Problem& problem, std::string_view completion) const;
+  // Characters prompts and solutions can hold (for a character-level tokenizer).
+  std::string alphabet() const;
+  std::string name() const;
+
+ private:
+  std::shared_ptr<data::Task> task_;
+  uint64_t seed_ = 0;
+  std::vector<data::Problem> train_, test_;
+};
+
+}  // namespace gtpo::rl

@@ -1,0 +1,85 @@
+#include "rl/rollout_phase.h"
+
+#include "runtime/error.h"
+
+namespace gtpo::rl {
+
+void attach_tokenizer(model::SamplingOptions& sampling, const data::Tokenizer& tokenizer) {
+  sampling.eos_id = tokenizer.eos_id();
+  sampling.pad_id = tokenizer.pad_id() >= 0 ? tokenizer.pad_id() : 0;
+  const data::Tokenizer* tok = &tokenizer;
+  sampling.decode = [tok](const std::vector<int32_t>& ids) { return tok->decode(ids); };
+}
+
+std::string decode_completion(const data::Tokenizer& tokenizer, const std::vector<int32_t>& tokens) {
+  std::vector<int32_t> body = tokens;
+  if (!body.empty() && body.back() == tokenizer.eos_id()) body.pop_back();
+  return tokenizer.decode(body);
+}
+
+std::vector<Response> RolloutBatch::responses() const {
+  std::vector<Response> out;
+  out.reserve(items.size());
+  for (const RolloutItem& it : items) {
+    Response r;
+    r.group = std::to_string(it.problem_index);
+    r.correct = it.verdict.correct;
+    r.truncated = it.truncated;
+    r.length = static_cast<int>(it.sample.tokens.size());
+    r.entropies = it.sample.entropies;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Tokenizer& tokenizer,
+                              const ProblemSource& source, uint64_t& cursor, int64_t prompts,
+                              const model::SamplingOptions& sampling, const RlConfig& rl) {
+  GTPO_CHECK(prompts > 0, "rollouts: prompts per step must be positive");
+  RolloutBatch batch;
+  batch.group_size = sampling.group_size;
+  const int64_t G = sampling.group_size;
+  const int64_t max_rounds = rl.dynamic_sampling ? std::max(1, rl.max_resample_rounds + 1) : 1;
+  while (batch.kept_groups < prompts && batch.rounds < max_rounds) {
+    const int64_t wanted = prompts - batch.kept_groups;
+    std::vector<model::PromptInput> inputs;
+    std::vector<data::Problem> problems;
+    std::vector<uint64_t> indices;
+    for (int64_t p = 0; p < wanted; ++p) {
+      const uint64_t index = cursor++;
+      problems.push_back(source.train(index));
+      indices.push_back(index);
+      inputs.push_back({index, tokenizer.encode(problems.back().prompt)});
+    }
+    std::vector<model::Sample> samples = model::sample_groups(policy, inputs, sampling, &batch.sampler);
+    batch.rounds++;
+    for (int64_t p = 0; p < wanted; ++p) {
+      std::vector<RolloutItem> group;
+      int correct = 0;
+      for (int64_t g = 0; g < G; ++g) {
+        RolloutItem it;
+        it.problem_index = indices[static_cast<size_t>(p)];
+        it.problem = problems[static_cast<size_t>(p)];
+        it.sample = std::move(samples[static_cast<size_t>(p * G + g)]);
+        it.truncated = it.sample.finish == model::FinishReason::length;
+        it.completion = decode_completion(tokenizer, it.sample.tokens);
+        it.verdict = source.check(it.problem, it.completion);
+        if (it.truncated) it.verdict.correct = false;  // spec: a truncated response is incorrect
+        correct += it.verdict.correct ? 1 : 0;
+        group.push_back(std::move(it));
+      }
+      batch.sampled_groups++;
+      batch.sampled_responses += G;
+      batch.sampled_correct += correct;
+      const bool informative = correct > 0 && correct < G;
+      // Without dynamic sampling every group is kept; the advantage math then gives uniform groups zero
+      // advantage (grpo) or drops them itself.
+      if (rl.dynamic_sampling && !informative) continue;
+      for (RolloutItem& it : group) batch.items.push_back(std::move(it));
+      batch.kept_groups++;
+    }
+  }
+  return batch;
+}
+
+}  // namespace gtpo::rl

@@ -1,0 +1,50 @@
+// The rollout phase of one RL step: sample prompts from the data cursor, generate G responses each,
+// verify them, and (with dynamic sampling) keep only groups that mix correct and incorrect responses,
+// sampling more prompts until the step is full or rl.max_resample_rounds is reached.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/tokenizer/tokenizer.h"
+#include "model/sampler.h"
+#include "rl/problem_source.h"
+#include "rl/rl_config.h"
+#include "rl/rollout.h"
+
+namespace gtpo::rl {
+
+struct RolloutItem {
+  uint64_t problem_index = 0;  // train-split index: the group key and the sampler's prompt id
+  data::Problem problem;
+  model::Sample sample;
+  std::string completion;      // decoded response text, without the end-of-sequence token
+  data::Verdict verdict;
+  bool truncated = false;
+};
+
+struct RolloutBatch {
+  std::vector<RolloutItem> items;  // group-major: G consecutive items per kept prompt
+  int64_t group_size = 0;
+  int64_t sampled_groups = 0;      // over all rounds
+  int64_t kept_groups = 0;
+  int64_t rounds = 0;
+  int64_t sampled_responses = 0;   // over all rounds, kept or not
+  int64_t sampled_correct = 0;
+  model::SamplerStats sampler;
+
+  // The host view the advantage math consumes (same order as items).
+  std::vector<Response> responses() const;
+};
+
+// Advances `cursor` past every prompt it samples.
+RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Tokenizer& tokenizer,
+                              const ProblemSource& source, uint64_t& cursor, int64_t prompts,
+                              const model::SamplingOptions& sampling, const RlConfig& rl);
+
+// Generation options a tokenizer implies (end-of-sequence, padding, decoding for stop strings).
+void attach_tokenizer(model::SamplingOptions& sampling, const data::Tokenizer& tokenizer);
+// Response text without a trailing end-of-sequence token.
+std::string decode_completion(const data::Tokenizer& tokenizer, const std::vector<int32_t>& tokens);
+
+}  // namespace gtpo::rl

@@ -1,0 +1,120 @@
+#include "rl/train_state.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "model/checkpoint.h"
+#include "runtime/error.h"
+#include "runtime/io/atomic_file.h"
+#include "runtime/io/safetensors.h"
+
+namespace gtpo::rl {
+
+namespace fs = std::filesystem;
+
+namespace {
+std::string step_name(int64_t step) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "step-%06lld", static_cast<long long>(step));
+  return buf;
+}
+}  // namespace
+
+std::string save_train_checkpoint(const std::string& run_dir, const model::Transformer& model,
+                                  const data::Tokenizer& tokenizer, const optim::AdamW& optimizer,
+                                  const model::Transformer* reference, const TrainProgress& progress,
+                                  const std::string& run_config_yaml) {
+  const fs::path root = fs::path(run_dir) / "checkpoints";
+  const fs::path final_dir = root / step_name(progress.step);
+  const fs::path tmp_dir = root / (step_name(progress.step) + ".tmp");
+  if (fs::exists(final_dir)) {
+    // Already saved at this step (a final checkpoint right after a periodic one): the state is the same.
+    io::write_file_atomic((root / "latest").string(), step_name(progress.step) + "\n");
+    return final_dir.string();
+  }
+  fs::remove_all(tmp_dir);
+  model::save_model(tmp_dir.string(), model, &tokenizer);
+  if (!run_config_yaml.empty()) io::write_file_atomic((tmp_dir / "run_config.yaml").string(), run_config_yaml);
+
+  io::SafetensorsWriter opt;
+  for (const std::string& name : optimizer.state_names()) {
+    const optim::AdamWParamState& s = optimizer.state(name);
+    std::vector<float> m = s.exp_avg.to_vector(), v = s.exp_avg_sq.to_vector();
+    opt.add_f32("exp_avg." + name, s.exp_avg.shape().dims(), m);
+    opt.add_f32("exp_avg_sq." + name, s.exp_avg_sq.shape().dims(), v);
+    opt.set_metadata("step." + name, std::to_string(s.step));
+  }
+  opt.write((tmp_dir / "optimizer.safetensors").string());
+  if (reference) {
+    io::SafetensorsWriter ref;
+    model::add_weights(ref, *reference);
+    ref.write((tmp_dir / "reference.safetensors").string());
+  }
+  nlohmann::json state = {{"step", progress.step},
+                          {"cursor", progress.cursor},
+                          {"seed", progress.seed},
+                          {"sft_done", progress.sft_done},
+                          {"start_accuracy", progress.start_accuracy}};
+  io::write_file_atomic((tmp_dir / "state.json").string(), state.dump(2) + "\n");
+
+  fs::rename(tmp_dir, final_dir);
+  io::write_file_atomic((root / "latest").string(), step_name(progress.step) + "\n");
+  return final_dir.string();
+}
+
+std::optional<std::string> latest_checkpoint(const std::string& run_dir) {
+  const fs::path latest = fs::path(run_dir) / "checkpoints" / "latest";
+  if (!fs::exists(latest)) return std::nullopt;
+  std::string name = io::read_file(latest.string());
+  while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+  const fs::path dir = latest.parent_path() / name;
+  GTPO_CHECK(fs::is_directory(dir), latest.string(), " names '", name, "', which is not a checkpoint directory");
+  return dir.string();
+}
+
+TrainProgress load_train_state(const std::string& dir, optim::AdamW& optimizer, model::Transformer* reference) {
+  const std::string state_path = (fs::path(dir) / "state.json").string();
+  GTPO_CHECK(fs::exists(state_path), "checkpoint '", dir, "' has no state.json: it is a model checkpoint, not a ",
+             "training checkpoint");
+  nlohmann::json state;
+  try {
+    state = nlohmann::json::parse(io::read_file(state_path));
+  } catch (const nlohmann::json::exception& e) {
+    fail(state_path, ": invalid JSON: ", e.what());
+  }
+  TrainProgress p;
+  try {
+    p.step = state.at("step").get<int64_t>();
+    p.cursor = state.at("cursor").get<uint64_t>();
+    p.seed = state.at("seed").get<uint64_t>();
+    p.sft_done = state.at("sft_done").get<bool>();
+    p.start_accuracy = state.at("start_accuracy").get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    fail(state_path, ": ", e.what());
+  }
+  const std::string opt_path = (fs::path(dir) / "optimizer.safetensors").string();
+  io::SafetensorsFile opt = io::SafetensorsFile::load(opt_path);
+  optimizer.clear_state();
+  for (const optim::Parameter& param : optimizer.parameters()) {
+    const io::SafetensorsEntry* m = opt.find("exp_avg." + param.name);
+    if (!m) continue;  // no state yet: the parameter never had a gradient
+    const auto step_it = opt.metadata().find("step." + param.name);
+    GTPO_CHECK(step_it != opt.metadata().end(), opt_path, ": no step count for '", param.name, "'");
+    const Shape shape = param.tensor.shape();
+    GTPO_CHECK(m->shape == shape.dims(), opt_path, ": 'exp_avg.", param.name, "' has shape ", Shape(m->shape),
+               ", expected ", shape);
+    optimizer.set_state(param.name, std::stoll(step_it->second),
+                        Tensor::from_vector(opt.read_f32("exp_avg." + param.name), shape),
+                        Tensor::from_vector(opt.read_f32("exp_avg_sq." + param.name), shape));
+  }
+  if (reference) {
+    const std::string ref_path = (fs::path(dir) / "reference.safetensors").string();
+    GTPO_CHECK(fs::exists(ref_path), "checkpoint '", dir, "' has no reference.safetensors but rl.kl_coef is set");
+    model::load_weights(*reference, io::SafetensorsFile::load(ref_path), ref_path);
+  }
+  return p;
+}
+
+}  // namespace gtpo::rl

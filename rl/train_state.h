@@ -1,0 +1,41 @@
+// Training checkpoints: everything a run needs to continue bit for bit — model weights, optimiser
+// state, the step, the data cursor and the seed (all randomness is counter-based, keyed by the seed and
+// the data indices, so the cursor is the whole RNG state). A checkpoint is a directory
+// RUN/checkpoints/step-NNNNNN written under a temporary name and renamed when complete; the file
+// RUN/checkpoints/latest names the newest one and is replaced atomically after it, so a kill at any
+// moment leaves the previous checkpoint loadable.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "data/tokenizer/tokenizer.h"
+#include "model/transformer.h"
+#include "runtime/optim/adamw.h"
+
+namespace gtpo::rl {
+
+struct TrainProgress {
+  int64_t step = 0;           // RL steps completed
+  uint64_t cursor = 0;        // next train-split index
+  uint64_t seed = 0;
+  bool sft_done = false;
+  double start_accuracy = -1.0;  // greedy test accuracy when RL started (for the final summary)
+};
+
+// Writes the checkpoint and updates `latest`; returns its directory. run_config_yaml (the resolved run
+// configuration) is kept beside the model as run_config.yaml.
+std::string save_train_checkpoint(const std::string& run_dir, const model::Transformer& model,
+                                  const data::Tokenizer& tokenizer, const optim::AdamW& optimizer,
+                                  const model::Transformer* reference, const TrainProgress& progress,
+                                  const std::string& run_config_yaml);
+
+// The directory `latest` names, or nullopt when the run has no checkpoint yet.
+std::optional<std::string> latest_checkpoint(const std::string& run_dir);
+
+// Restores optimiser state, reference weights (when given) and progress from a checkpoint directory;
+// the model itself is loaded with model::load_model.
+TrainProgress load_train_state(const std::string& checkpoint_dir, optim::AdamW& optimizer,
+                               model::Transformer* reference);
+
+}  // namespace gtpo::rl
