@@ -19,34 +19,51 @@ constexpr int64_t kBlock = 256;
 constexpr int kLanes = 8;
 
 struct RowSums {
-  float max = 0.0f;       // m = max_k z_k
-  double sum = 0.0;       // S = sum_k e^(z_k - m)
-  double weighted = 0.0;  // W = sum_k e^(z_k - m) (z_k - m)   (only with kWeighted)
+  float max = 0.0f;         // m = max_k z_k
+  double log_sum = 0.0;     // log S, S = sum_k e^(z_k - m)
+  double sum = 0.0;         // S
+  double weighted = 0.0;    // W = sum_k e^(z_k - m) (z_k - m)   (only with kWeighted)
 };
 
 // z_k = x_k * scale. scale > 0, so max_k fl(x_k * scale) == fl(max_k x_k * scale): the max pass skips the
 // multiply. The buffers let the exp loop vectorise apart from the double accumulation.
+//
+// The terms with z_k == m (each exactly 1) are counted apart from the rest: S = c + R, log S =
+// log c + log1p(R / c). In a peaked row R can be ~1e-13, and 1 + R in double would keep only a few of its
+// digits, which is all of log S, of log p at the peak and a share of H.
 template <bool kWeighted>
 RowSums row_sums(const float* x, int64_t n, float scale) {
   RowSums out;
   out.max = cpu_math::max_of(x, n) * scale;
-  alignas(64) float d[kBlock], e[kBlock];
-  double s[kLanes] = {}, w[kLanes] = {};
+  alignas(64) float d[kBlock], e[kBlock], at_max[kBlock];
+  double rest[kLanes] = {}, count[kLanes] = {}, w[kLanes] = {};
   for (int64_t b = 0; b < n; b += kBlock) {
     const int64_t len = std::min(kBlock, n - b);
     for (int64_t k = 0; k < len; ++k) d[k] = x[b + k] * scale - out.max;
-    for (int64_t k = 0; k < len; ++k) e[k] = cpu_math::exp_bounded(d[k]);
-    for (int64_t k = len; k < kBlock; ++k) d[k] = e[k] = 0.0f;  // zeros add nothing, keep the lane loop whole
+    // e^0 is exactly 1, so e - at_max removes the max terms from `rest`. A NaN is not at the max: it
+    // reaches `rest` and the output.
+    for (int64_t k = 0; k < len; ++k) {
+      at_max[k] = d[k] == 0.0f ? 1.0f : 0.0f;
+      e[k] = cpu_math::exp_bounded(d[k]);
+    }
+    for (int64_t k = len; k < kBlock; ++k) {  // padding that adds nothing keeps the lane loop whole
+      d[k] = e[k] = at_max[k] = 0.0f;
+    }
     for (int64_t k = 0; k < kBlock; k += kLanes)
       for (int j = 0; j < kLanes; ++j) {
-        s[j] += static_cast<double>(e[k + j]);
+        rest[j] += static_cast<double>(e[k + j] - at_max[k + j]);
+        count[j] += static_cast<double>(at_max[k + j]);
         if constexpr (kWeighted) w[j] += static_cast<double>(e[k + j]) * static_cast<double>(d[k + j]);
       }
   }
+  double r = 0.0, c = 0.0;
   for (int j = 0; j < kLanes; ++j) {
-    out.sum += s[j];
+    r += rest[j];
+    c += count[j];
     out.weighted += w[j];
   }
+  out.sum = c + r;
+  out.log_sum = std::log(c) + std::log1p(r / c);
   return out;
 }
 
@@ -67,7 +84,7 @@ void CpuBackend::cross_entropy_forward(const float* logits, const int32_t* targe
       }
       const float* x = logits + r * vocab;
       const RowSums s = row_sums<false>(x, vocab, 1.0f);
-      const double log_sum = std::log(s.sum);
+      const double log_sum = s.log_sum;
       // loss = lse - x_t = log S - (x_t - m); x_t - m is exact in double.
       loss[r] = static_cast<float>(log_sum - (static_cast<double>(x[t]) - s.max));
       lse[r] = static_cast<float>(s.max + log_sum);
@@ -89,8 +106,8 @@ void CpuBackend::cross_entropy_backward(const float* logits, const int32_t* targ
       const float* x = logits + r * vocab;
       const float l = lse[r], gr = grow[r];
       for (int64_t k = 0; k < vocab; ++k) g[k] = gr * cpu_math::exp_bounded(x[k] - l);
-      // 1 - p_t = -expm1(log p_t): exact where p_t is close to 1.
-      g[t] = static_cast<float>(static_cast<double>(gr) * -std::expm1(static_cast<double>(x[t]) - l));
+      // p_t - 1 = expm1(log p_t): exact where p_t is close to 1.
+      g[t] = static_cast<float>(static_cast<double>(gr) * std::expm1(static_cast<double>(x[t]) - l));
     }
   });
 }
@@ -102,7 +119,7 @@ void CpuBackend::logprob_entropy_forward(const float* logits, const int32_t* tar
     for (int64_t r = rb; r < re; ++r) {
       const float* x = logits + r * vocab;
       const RowSums s = row_sums<true>(x, vocab, inv_temperature);
-      const double log_sum = std::log(s.sum);
+      const double log_sum = s.log_sum;
       const float zt = x[targets[r]] * inv_temperature;
       logprob[r] = static_cast<float>((static_cast<double>(zt) - s.max) - log_sum);
       // H = -sum p log p with log p = (z - m) - log S:  H = log S - W / S. Both terms are >= 0 (W <= 0),
@@ -124,8 +141,9 @@ void CpuBackend::logprob_entropy_backward(const float* logits, const int32_t* ta
       const float l = lse[r], h = entropy[r];
       const float a = glogprob ? glogprob[r] * inv_temperature : 0.0f;
       const float b = gentropy ? gentropy[r] * inv_temperature : 0.0f;
+      const float inv_t = inv_temperature;  // a local, so the compiler need not reload it after each store
       for (int64_t k = 0; k < vocab; ++k) {
-        const float lp = x[k] * inv_temperature - l;
+        const float lp = x[k] * inv_t - l;
         const float p = cpu_math::exp_bounded(lp);
         g[k] = -(a * p) - b * (p * (lp + h));
       }

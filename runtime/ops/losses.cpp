@@ -122,8 +122,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int32_t ignore
 
 LogprobEntropy token_logprob_entropy(const Tensor& logits, const Tensor& targets, float temperature) {
   const char* op = "token_logprob_entropy";
-  GTPO_CHECK(std::isfinite(temperature) && temperature > 0.0f, op, ": temperature must be positive and finite, got ",
-             temperature);
+  GTPO_CHECK(std::isfinite(temperature) && temperature > 0.0f && std::isfinite(1.0f / temperature), op,
+             ": temperature must be positive and finite (with a finite 1/T), got ", temperature);
   check_vocab_op(op, logits, targets, false, 0);
   const Tensor& x = logits;
   const int64_t rows = targets.numel(), vocab = x.size(-1);
