@@ -1,9 +1,11 @@
 // Losses over a vocabulary: cross-entropy, and the fused token log-prob + entropy used by RL.
 //
-// Each row takes two passes over its logits: the max m of z = x * scale, then e^(z - m) with its sums.
+// Each row takes two passes over its logits in forward (the max m of z = x * scale, then e^(z - m) with
+// its sums) and one in backward (p recomputed from the saved lse).
 // Sums are accumulated in double in a fixed order: blocks of kBlock elements, each element added into
 // lane (index mod kLanes), lanes combined in lane order at the end. The order depends only on the vocab
 // size, and rows run in parallel (one row is never split), so results do not depend on the thread count.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
