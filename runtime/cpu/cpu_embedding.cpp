@@ -1,0 +1,41 @@
+// Embedding gather (forward) and deterministic scatter-add (backward).
+#include <cstring>
+#include <vector>
+
+#include "runtime/cpu/cpu_backend.h"
+#include "runtime/parallel.h"
+
+namespace gtpo {
+
+void CpuBackend::embedding_forward(const float* table, const int32_t* ids, float* out, int64_t n, int64_t dim) {
+  const size_t row_bytes = static_cast<size_t>(dim) * sizeof(float);
+  parallel_for(n, grain_for(dim), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) std::memcpy(out + r * dim, table + static_cast<int64_t>(ids[r]) * dim, row_bytes);
+  });
+}
+
+void CpuBackend::embedding_backward(const int32_t* ids, const float* gy, float* gtable, int64_t n, int64_t dim,
+                                    int64_t vocab) {
+  // A stable counting sort groups the positions of each id (CSR: first[v]..first[v+1] in `order`) while
+  // keeping them in position order. Each table row is then owned by one chunk, which adds its positions
+  // in that order: the same additions, in the same order, as the serial loop, whatever the thread count.
+  std::vector<int64_t> first(static_cast<size_t>(vocab) + 1, 0);
+  for (int64_t r = 0; r < n; ++r) ++first[static_cast<size_t>(ids[r]) + 1];
+  for (int64_t v = 0; v < vocab; ++v) first[static_cast<size_t>(v) + 1] += first[static_cast<size_t>(v)];
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::vector<int64_t> fill(first.begin(), first.end() - 1);
+  for (int64_t r = 0; r < n; ++r) order[static_cast<size_t>(fill[static_cast<size_t>(ids[r])]++)] = r;
+
+  parallel_for(vocab, grain_for(dim), [&](int64_t vb, int64_t ve) {
+    for (int64_t v = vb; v < ve; ++v) {
+      float* dst = gtable + v * dim;
+      for (int64_t c = 0; c < dim; ++c) dst[c] = 0.0f;
+      for (int64_t k = first[static_cast<size_t>(v)]; k < first[static_cast<size_t>(v) + 1]; ++k) {
+        const float* src = gy + order[static_cast<size_t>(k)] * dim;
+        for (int64_t c = 0; c < dim; ++c) dst[c] += src[c];
+      }
+    }
+  });
+}
+
+}  // namespace gtpo
