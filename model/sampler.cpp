@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "runtime/autograd.h"
+#include "runtime/backend.h"
 #include "runtime/error.h"
 #include "runtime/ops.h"
 #include "runtime/random.h"

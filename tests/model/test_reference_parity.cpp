@@ -1,6 +1,7 @@
 // Model outputs against the independent PyTorch reference (scripts/reference/model_reference.py), which
 // wrote the fixtures in tests/fixtures/: logits, loss and the gradient of every parameter.
 #include <catch2/catch.hpp>
+#include <cstring>
 
 #include "model/checkpoint.h"
 #include "runtime/io/safetensors.h"
