@@ -7,5 +7,8 @@ int run_advantages(int argc, char** argv);
 int run_init(int argc, char** argv);
 int run_score(int argc, char** argv);
 int run_sample(int argc, char** argv);
+int run_sft(int argc, char** argv);
+int run_train(int argc, char** argv);
+int run_eval(int argc, char** argv);
 
 }  // namespace gtpo::apps

@@ -21,6 +21,10 @@ const std::vector<Command>& commands() {
       {"init", "write a freshly initialised model checkpoint", gtpo::apps::run_init},
       {"sample", "grouped sampling from a checkpoint with per-token log-probs and entropies", gtpo::apps::run_sample},
       {"score", "per-token log-probs and entropies of given sequences", gtpo::apps::run_score},
+      {"sft", "supervised warm start on reference solutions; writes a model checkpoint", gtpo::apps::run_sft},
+      {"train", "SFT warm start (optional) then RL with grpo, dr_grpo, dapo, dapo_forking, gtpo or grpo_s",
+       gtpo::apps::run_train},
+      {"eval", "greedy accuracy, mean@k and pass@k of a checkpoint", gtpo::apps::run_eval},
       {"advantages", "shaped rewards and advantages for your own rollouts (JSONL in, JSONL out)",
        gtpo::apps::run_advantages},
   };
