@@ -1,0 +1,285 @@
+// gtpo advantages: shaped rewards and advantages for rollouts a user brings as JSONL.
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "apps/commands.h"
+#include "rl/advantages.h"
+#include "rl/algorithm_registry.h"
+#include "runtime/error.h"
+
+namespace gtpo::apps {
+namespace {
+
+// Ordered: output fields keep the documented order (group, shaped, advantages, ...).
+using json = nlohmann::ordered_json;
+
+// A mistake on the command line (exit code 2) rather than in the data.
+struct UsageError : Error {
+  using Error::Error;
+};
+
+void print_usage(std::ostream& os, const std::string& algo) {
+  os << "usage: gtpo advantages --algo NAME [key=value ...] --in ROLLOUTS.jsonl --out OUT.jsonl\n"
+        "                       [--diagnostics DIAG.json]\n"
+        "\n"
+        "Computes shaped rewards and per-token advantages for your own rollouts.\n"
+        "\n"
+        "Input, one JSON object per line:\n"
+        "  {\"group\": \"q1\", \"correct\": true, \"entropies\": [0.7, 1.2, ...], \"truncated\": false}\n"
+        "  group: prompt key (string or integer); correct: verifier outcome; entropies: H of the old policy per\n"
+        "  response token; truncated (default false): hit max_new_tokens, counts as incorrect;\n"
+        "  length (optional): defaults to the number of entropies (grpo, dr_grpo and dapo accept a bare length).\n"
+        "Output, one line per input line, same order:\n"
+        "  {\"group\": ..., \"shaped\": [...] | number | null, \"advantages\": [...], \"loss_mask\": [...],\n"
+        "   \"dropped\": bool[, \"seq_advantage\": number]}\n"
+        "  shaped is per token for gtpo, one number otherwise, null for a group dropped by dynamic sampling.\n"
+        "A one-line JSON summary of the diagnostics goes to stdout; --diagnostics writes them in full.\n"
+        "\n"
+        "Algorithms:\n";
+  for (const rl::Algorithm& a : rl::all_algorithms()) {
+    const std::string name = a.name;
+    os << "  " << name << std::string(name.size() < 14 ? 14 - name.size() : 1, ' ') << a.summary << "\n";
+  }
+  // With --algo, show that algorithm's defaults; the keys are the same for every algorithm.
+  const bool known = !algo.empty() && [&] {
+    for (const std::string& n : rl::algorithm_names())
+      if (n == algo) return true;
+    return false;
+  }();
+  os << "\nOptions (key=value, applied after the algorithm's defaults; see docs/algorithms.md)";
+  os << (known ? ", defaults for " + algo + ":\n" : "; gtpo advantages --algo NAME --help shows NAME's defaults:\n");
+  for (const auto& [key, value] : rl::rl_option_values(rl::defaults_for(known ? algo : "grpo")))
+    os << "  " << key << (known ? "=" + value : std::string()) << "\n";
+}
+
+struct Args {
+  std::string algo, in, out, diagnostics;
+  std::vector<std::pair<std::string, std::string>> options;
+  bool help = false;
+};
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  const auto value_of = [&](int& i, const std::string& arg, const std::string& flag) -> std::string {
+    if (arg.size() > flag.size() && arg.compare(0, flag.size() + 1, flag + "=") == 0) return arg.substr(flag.size() + 1);
+    if (i + 1 >= argc) throw UsageError(flag + " needs a value");
+    return argv[++i];
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto is = [&](const std::string& flag) { return arg == flag || arg.rfind(flag + "=", 0) == 0; };
+    if (arg == "--help" || arg == "-h") {
+      a.help = true;
+    } else if (is("--algo")) {
+      a.algo = value_of(i, arg, "--algo");
+    } else if (is("--in")) {
+      a.in = value_of(i, arg, "--in");
+    } else if (is("--out")) {
+      a.out = value_of(i, arg, "--out");
+    } else if (is("--diagnostics")) {
+      a.diagnostics = value_of(i, arg, "--diagnostics");
+    } else if (arg.rfind("--", 0) != 0 && arg.find('=') != std::string::npos && arg.front() != '=') {
+      const std::size_t eq = arg.find('=');
+      a.options.emplace_back(arg.substr(0, eq), arg.substr(eq + 1));
+    } else {
+      throw UsageError("unexpected argument '" + arg + "' (options are key=value)");
+    }
+  }
+  return a;
+}
+
+rl::Response parse_line(const std::string& text, const std::string& where, json& group) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    fail(where, ": invalid JSON: ", e.what());
+  }
+  GTPO_CHECK(j.is_object(), where, ": expected a JSON object, got ", j.type_name());
+  rl::Response r;
+  GTPO_CHECK(j.contains("group"), where, ": missing \"group\"");
+  group = j["group"];
+  if (group.is_string()) {
+    r.group = group.get<std::string>();
+  } else {
+    GTPO_CHECK(group.is_number_integer(), where, ": \"group\" must be a string or an integer, got ", group.type_name());
+    r.group = group.dump();
+  }
+  GTPO_CHECK(j.contains("correct"), where, ": missing \"correct\"");
+  GTPO_CHECK(j["correct"].is_boolean(), where, ": \"correct\" must be true or false, got ", j["correct"].dump());
+  r.correct = j["correct"].get<bool>();
+  if (j.contains("truncated")) {
+    GTPO_CHECK(j["truncated"].is_boolean(), where, ": \"truncated\" must be true or false, got ",
+               j["truncated"].dump());
+    r.truncated = j["truncated"].get<bool>();
+  }
+  if (j.contains("length")) {
+    const json& l = j["length"];
+    GTPO_CHECK(l.is_number_integer() && l.get<long long>() >= 0 && l.get<long long>() <= 100000000, where,
+               ": \"length\" must be a non-negative integer, got ", l.dump());
+    r.length = static_cast<int>(l.get<long long>());
+  }
+  GTPO_CHECK(j.contains("entropies") || j.contains("length"), where, ": missing \"entropies\" (or \"length\")");
+  if (j.contains("entropies")) {
+    const json& e = j["entropies"];
+    GTPO_CHECK(e.is_array(), where, ": \"entropies\" must be an array of numbers, got ", e.type_name());
+    r.entropies.reserve(e.size());
+    for (std::size_t t = 0; t < e.size(); ++t) {
+      GTPO_CHECK(e[t].is_number(), where, ": entropies[", t, "] must be a number, got ", e[t].dump());
+      r.entropies.push_back(e[t].get<float>());
+    }
+  }
+  return r;
+}
+
+// The shortest decimal that reads back as the same float: 1.16, not 1.159999966621399.
+double tidy(float v) {
+  char buf[32];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  *res.ptr = '\0';
+  return std::strtod(buf, nullptr);
+}
+
+json tidy_array(const std::vector<float>& v) {
+  json a = json::array();
+  for (float x : v) a.push_back(tidy(x));
+  return a;
+}
+
+json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json summary(const rl::AdvantageResult& res, std::size_t n, bool full, const rl::RlConfig& cfg) {
+  const rl::Diagnostics& d = res.diagnostics;
+  json s = {{"algo", res.algo},
+            {"responses", n},
+            {"groups", d.groups},
+            {"dropped_groups", d.dropped_groups},
+            {"dropped_group_fraction", d.dropped_group_fraction},
+            {"tokens", d.tokens},
+            {"tokens_in_loss", d.tokens_in_loss},
+            {"frac_correct_negative", d.frac_correct_negative},
+            {"frac_incorrect_positive", d.frac_incorrect_positive},
+            {"entropy_adv_corr", number_or_null(d.entropy_adv_corr)},
+            {"entropy_adv_corr_correct", number_or_null(d.entropy_adv_corr_correct)},
+            {"entropy_adv_corr_incorrect", number_or_null(d.entropy_adv_corr_incorrect)},
+            {"overlong_penalised", d.overlong_penalised},
+            {"overlong_penalty_mean", d.overlong_penalty_mean},
+            {"overlong_penalty_min", d.overlong_penalty_min},
+            {"truncated", d.truncated}};
+  if (full) {
+    s["d_profile"] = d.d_profile;
+    s["h_profile"] = d.h_profile;
+    json c = json::object();
+    for (const auto& [key, value] : rl::rl_option_values(cfg)) c[key] = value;
+    s["config"] = c;
+  }
+  return s;
+}
+
+// Writes next to the target and renames, so a reader never sees a half-written file.
+void write_atomically(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    GTPO_CHECK(f.good(), "cannot write '", tmp, "'");
+    f << content;
+    f.flush();
+    if (!f.good()) {
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      fail("error while writing '", tmp, "'");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    fail("cannot move '", tmp, "' to '", path, "': ", ec.message());
+  }
+}
+
+int run(const Args& args) {
+  if (args.algo.empty()) throw UsageError("missing --algo NAME");
+  if (args.in.empty()) throw UsageError("missing --in ROLLOUTS.jsonl");
+  if (args.out.empty()) throw UsageError("missing --out OUT.jsonl");
+  rl::RlConfig cfg;
+  try {
+    cfg = rl::defaults_for(args.algo);
+    for (const auto& [key, value] : args.options) rl::set_rl_option(cfg, key, value);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  const rl::Algorithm& algo = rl::find_algorithm(cfg.algo);
+
+  std::ifstream in(args.in);
+  GTPO_CHECK(in.good(), "cannot open input file '", args.in, "'");
+  std::vector<rl::Response> batch;
+  std::vector<json> groups;
+  std::string line;
+  for (std::size_t line_no = 1; std::getline(in, line); ++line_no) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = args.in + ":" + std::to_string(line_no);
+    json group;
+    rl::Response r = parse_line(line, where, group);
+    rl::validate_response(r, algo.needs_entropies, where);
+    batch.push_back(std::move(r));
+    groups.push_back(std::move(group));
+  }
+  GTPO_CHECK(!in.bad(), "error while reading '", args.in, "'");
+  GTPO_CHECK(!batch.empty(), args.in, ": no rollouts (the file is empty)");
+
+  const rl::AdvantageResult res = rl::compute_advantages(batch, cfg);
+  std::string out;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const rl::ResponseResult& r = res.responses[i];
+    json o = {{"group", groups[i]}};
+    if (r.dropped)
+      o["shaped"] = nullptr;
+    else if (res.token_level_shaping)
+      o["shaped"] = tidy_array(r.shaped);
+    else
+      o["shaped"] = tidy(r.shaped.at(0));
+    o["advantages"] = tidy_array(r.advantages);
+    o["loss_mask"] = r.loss_mask;
+    o["dropped"] = r.dropped;
+    if (!res.token_level_shaping) o["seq_advantage"] = tidy(r.seq_advantage);
+    out += o.dump();
+    out += '\n';
+  }
+  write_atomically(args.out, out);
+  if (!args.diagnostics.empty()) write_atomically(args.diagnostics, summary(res, batch.size(), true, cfg).dump(2) + "\n");
+  std::cout << summary(res, batch.size(), false, cfg).dump() << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int run_advantages(int argc, char** argv) {
+  try {
+    const Args args = parse_args(argc, argv);
+    if (args.help) {
+      print_usage(std::cout, args.algo);
+      return 0;
+    }
+    return run(args);
+  } catch (const UsageError& e) {
+    std::cerr << "gtpo advantages: error: " << e.what() << "\n(run 'gtpo advantages --help' for usage)\n";
+    return 2;
+  } catch (const Error& e) {
+    std::cerr << "gtpo advantages: error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace gtpo::apps

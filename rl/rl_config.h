@@ -1,0 +1,73 @@
+// Every switch of the RL contract (shared/spec/rl-algorithms.md) with its default, and the dotted keys
+// that set them from a config file or the command line.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gtpo::rl {
+
+enum class AdvNorm { Joint, Separate };        // gtpo.adv_norm
+enum class Scope { Group, Batch };             // gtpo.scope
+enum class MeanKind { Arith, Geo };            // gtpo.weights, grpo_s.weights, grpo_s.ratio
+enum class Overlong { None, DapoSoft, Grop };  // rl.overlong
+enum class LossAgg { TokenMean, SeqMeanTokenMean, SeqMeanTokenSum, SeqMeanTokenSumNorm };  // rl.loss_agg
+enum class KlEstimator { K1, K2, K3 };         // rl.kl_estimator
+
+struct GtpoConfig {
+  double alpha1 = 1.0;
+  double alpha2 = 0.1;
+  AdvNorm adv_norm = AdvNorm::Joint;
+  Scope scope = Scope::Group;
+  MeanKind weights = MeanKind::Arith;
+};
+
+struct GrpoSConfig {
+  double beta1 = 1.0;
+  double beta2 = 0.1;
+  MeanKind weights = MeanKind::Arith;
+  MeanKind ratio = MeanKind::Arith;
+};
+
+struct RlConfig {
+  std::string algo = "grpo";
+  double eps = 1e-6;                       // rl.eps
+  double clip_low = 0.2;                   // rl.clip_low  (ε_low)
+  double clip_high = 0.2;                  // rl.clip_high (ε_high)
+  double dual_clip = 0.0;                  // rl.dual_clip: c for Â < 0; 0 = off
+  LossAgg loss_agg = LossAgg::SeqMeanTokenMean;
+  bool dynamic_sampling = false;
+  int max_resample_rounds = 10;
+  Overlong overlong = Overlong::None;
+  int overlong_buffer = -1;                // L_cache in tokens; < 0 = 20% of L_max
+  int max_new_tokens = 0;                  // sampler.max_new_tokens = L_max; 0 = not set
+  bool mask_truncated = false;
+  double kl_coef = 0.0;
+  KlEstimator kl_estimator = KlEstimator::K3;
+  double entropy_coef = 0.0;
+  int ppo_epochs = 1;
+  int mini_batch_prompts = 0;              // 0 = every prompt of the step in one mini-batch
+  double forking_rho = 0.2;                // dapo_forking.rho
+  GtpoConfig gtpo;
+  GrpoSConfig grpo_s;
+};
+
+// The defaults of the named algorithm; throws gtpo::Error listing the known names for an unknown one.
+RlConfig defaults_for(const std::string& algo);
+
+// Sets one option by its dotted key ("gtpo.alpha1", "rl.overlong", ...). Throws gtpo::Error naming the key
+// and what was expected; an unknown key's error lists the valid keys.
+void set_rl_option(RlConfig& cfg, const std::string& key, const std::string& value);
+
+// Every dotted key, in documentation order.
+std::vector<std::string> rl_option_keys();
+// (key, current value as set_rl_option would accept it) for every key: the resolved config.
+std::vector<std::pair<std::string, std::string>> rl_option_values(const RlConfig& cfg);
+
+// L_cache of DAPO's soft overlong punishment after resolving the 20%-of-L_max default.
+int overlong_buffer_tokens(const RlConfig& cfg);
+
+const char* to_string(LossAgg v);
+LossAgg parse_loss_agg(const std::string& s);  // throws gtpo::Error listing the valid names
+
+}  // namespace gtpo::rl

@@ -1,0 +1,70 @@
+// The spec's test vectors (shared/spec/rl-algorithms.md, "Test vectors"), exact to 1e-4.
+#include <catch2/catch.hpp>
+
+#include "rl/advantages.h"
+
+using namespace gtpo::rl;
+
+namespace {
+
+std::vector<Response> spec_group() {
+  return {
+      {"q", true, false, -1, {2.0f, 0.5f, 1.0f}},
+      {"q", true, false, -1, {0.5f, 1.5f}},
+      {"q", false, false, -1, {0.2f, 1.0f, 0.4f}},
+      {"q", false, false, -1, {1.0f, 0.5f}},
+  };
+}
+
+RlConfig spec_config(const std::string& algo) {
+  RlConfig cfg = defaults_for(algo);
+  cfg.overlong = Overlong::None;  // the vectors have no length penalty
+  return cfg;
+}
+
+void check(const std::vector<float>& got, const std::vector<double>& want) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t k = 0; k < want.size(); ++k) CHECK(got[k] == Approx(want[k]).margin(1e-4));
+}
+
+}  // namespace
+
+TEST_CASE("GTPO shaped rewards match the spec vector") {
+  const AdvantageResult r = compute_advantages(spec_group(), spec_config("gtpo"));
+  REQUIRE(r.token_level_shaping);
+  check(r.responses[0].shaped, {1.16, 1.05, 1.10});
+  check(r.responses[1].shaped, {1.04, 1.15});
+  check(r.responses[2].shaped, {-1.1667, -1.0667, -1.10});
+  check(r.responses[3].shaped, {-1.0333, -1.1333});
+}
+
+TEST_CASE("GTPO joint advantage matches the spec vector") {
+  const AdvantageResult r = compute_advantages(spec_group(), spec_config("gtpo"));
+  check(r.responses[0].advantages, {1.0535, 0.9536, 0.9990});
+  check(r.responses[1].advantages, {0.9445, 1.0444});
+  check(r.responses[2].advantages, {-1.0596, -0.9688, -0.9990});
+  check(r.responses[3].advantages, {-0.9385, -1.0293});
+}
+
+TEST_CASE("GTPO separate advantage matches the spec vector") {
+  RlConfig cfg = spec_config("gtpo");
+  set_rl_option(cfg, "gtpo.adv_norm", "separate");
+  const AdvantageResult r = compute_advantages(spec_group(), cfg);
+  check(r.responses[0].advantages, {1.2147, -1.0122, 0.0});
+  check(r.responses[1].advantages, {-1.2147, 1.0122});
+  check(r.responses[2].advantages, {-1.4142, 0.7071, 0.0});
+  check(r.responses[3].advantages, {1.4142, -0.7071});
+}
+
+TEST_CASE("GRPO-S shaped rewards and advantages match the spec vector") {
+  const AdvantageResult r = compute_advantages(spec_group(), spec_config("grpo_s"));
+  REQUIRE(!r.token_level_shaping);
+  REQUIRE(r.sequence_level_loss);
+  const std::vector<double> shaped = {1.1077, 1.0923, -1.1169, -1.0831};
+  const std::vector<double> adv = {1.0069, 0.9929, -1.0153, -0.9846};
+  for (std::size_t i = 0; i < 4; ++i) {
+    check(r.responses[i].shaped, {shaped[i]});
+    CHECK(r.responses[i].seq_advantage == Approx(adv[i]).margin(1e-4));
+    for (float a : r.responses[i].advantages) CHECK(a == Approx(adv[i]).margin(1e-4));
+  }
+}
