@@ -1,0 +1,140 @@
+// The run configuration of `gtpo sft`, `gtpo train` and `gtpo eval`: a YAML file of sections (model,
+// tokenizer, task, sampler, rl, gtpo, grpo_s, dapo_forking, optim, sft, train, eval, log) plus dotted
+// command-line overrides ("train.steps=200"). Every key has a default, so a file holds only what a user
+// changes. The keys, their types, defaults and meanings live in one table (rl/run_config_schema.cpp);
+// docs/configuration.md is generated from it (config_reference_markdown) and a test keeps the two equal.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "data/tasks/options.h"
+#include "model/model_config.h"
+#include "rl/rl_config.h"
+#include "runtime/optim/lr_schedule.h"
+
+namespace gtpo::rl {
+
+// The algorithm whose defaults a config starts from when it does not name one (rl.algo).
+inline constexpr const char* kDefaultAlgo = "gtpo";
+
+enum class TokenizerKind { Char, Byte, File };
+
+struct TokenizerSection {
+  TokenizerKind kind = TokenizerKind::Char;
+  std::string alphabet;  // char tokenizer's characters; empty = the task's alphabet (Task::alphabet())
+  std::string file;      // tokenizer.json, read when kind is File
+};
+
+struct TaskSection {
+  std::string name = "arith";
+  std::string train_file;  // JSONL problems instead of the generator (both files or neither)
+  std::string test_file;
+  data::TaskOptions options;  // every other key of the section, validated by make_task at load time
+};
+
+struct SamplerSection {
+  int64_t group_size = 8;       // G responses per prompt
+  double temperature = 1.0;     // 0 = greedy
+  int64_t top_k = 0;            // 0 = off
+  double top_p = 1.0;           // 1 = off
+  int64_t max_new_tokens = 48;  // L_max; mirrored into RlConfig::max_new_tokens
+};
+
+struct OptimSection {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.99;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+  double grad_clip = 1.0;  // max global grad norm; 0 = off
+  optim::LrScheduleKind schedule = optim::LrScheduleKind::constant;
+  int64_t warmup_steps = 0;
+  double min_lr_ratio = 0.1;  // cosine floor as a fraction of lr
+};
+
+struct SftSection {
+  int64_t steps = 0;  // 0 = no SFT
+  int64_t batch_size = 32;
+  double lr = 3e-3;
+  optim::LrScheduleKind schedule = optim::LrScheduleKind::cosine;
+  int64_t warmup_steps = 10;
+  double weight_decay = 0.0;
+  int64_t eval_every = 0;  // 0 = only at the end
+};
+
+struct TrainSection {
+  int64_t steps = 100;
+  int64_t prompts_per_step = 8;
+  uint64_t seed = 0;
+  std::string out_dir = "runs/default";
+  std::string init_from;          // checkpoint dir; empty = build from the model section, init with seed
+  int64_t checkpoint_every = 50;  // 0 = only at the end
+  int64_t sample_every = 10;      // 0 = never
+  int64_t threads = 0;            // 0 = library default
+};
+
+struct EvalSection {
+  int64_t every = 20;  // 0 = only at start and end
+  int64_t num_problems = 200;
+  int64_t k = 4;  // pass@k for k in 1, 2, 4, ..., K
+  double temperature = 1.0;
+  int64_t max_new_tokens = 0;  // 0 = sampler.max_new_tokens
+};
+
+struct LogSection {
+  int64_t every = 1;
+  bool progress = true;
+  int64_t samples = 2;  // completions logged per sample_every step
+};
+
+// RL defaults of a config that sets nothing: kDefaultAlgo's, with L_max = the sampler's default.
+RlConfig default_rl_config();
+
+struct RunConfig {
+  // Absent only when train.init_from names a checkpoint (the model comes from there). vocab_size is 0
+  // when the section leaves it out: the tokenizer's vocabulary size, filled in once the tokenizer exists.
+  std::optional<model::ModelConfig> model;
+  TokenizerSection tokenizer;
+  TaskSection task;
+  SamplerSection sampler;
+  RlConfig rl = default_rl_config();  // rl.*, gtpo.*, grpo_s.*, dapo_forking.* and sampler.max_new_tokens
+  OptimSection optim;
+  SftSection sft;
+  TrainSection train;
+  EvalSection eval;
+  LogSection log;
+};
+
+using ConfigOverrides = std::vector<std::pair<std::string, std::string>>;  // ("train.steps", "200")
+
+// Reads PATH and applies OVERRIDES after the file, with the same validation. Errors are gtpo::Error naming
+// the file (and line where known) or "command line", the section.key, what was expected and the value.
+RunConfig load_run_config(const std::string& path, const ConfigOverrides& overrides = {});
+// As load_run_config on text; WHERE names its source in error messages.
+RunConfig parse_run_config(const std::string& yaml_text, const std::string& where,
+                           const ConfigOverrides& overrides = {});
+
+// Splits "section.key=value" (a command-line override) at its first '='.
+std::pair<std::string, std::string> split_override(const std::string& arg);
+
+// Every key with its value (and the model section when there is one); parse_run_config reads it back to
+// the same config. Written as config.yaml into run directories.
+std::string resolved_config_yaml(const RunConfig& config);
+
+struct ConfigKeyDoc {
+  std::string key;            // "train.steps"
+  std::string type;           // "integer >= 0", "constant|constant_with_warmup|cosine", ...
+  std::string default_value;  // as it would be written in YAML
+  std::string meaning;
+};
+
+// Every key, in documentation order. RL keys show kDefaultAlgo's defaults; config_reference_markdown adds
+// the per-algorithm table for the keys whose defaults differ between algorithms.
+std::vector<ConfigKeyDoc> config_reference();
+// The content of docs/configuration.md.
+std::string config_reference_markdown();
+
+}  // namespace gtpo::rl
