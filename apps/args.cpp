@@ -39,7 +39,7 @@ Args::Args(int argc, char** argv, const std::vector<FlagSpec>& specs) {
         }
       } else {
         GTPO_CHECK(!inline_value, argv[0], ": option ", arg, " takes no value");
-        value = "1";
+        value.assign(1, '1');  // (assigning a literal trips GCC 12's false -Wrestrict here)
       }
       values_[spec->name] = value;
     } else if (size_t eq = arg.find('='); eq != std::string::npos && eq > 0) {

@@ -10,10 +10,12 @@
 namespace gtpo::apps {
 
 struct FlagSpec {
-  std::string name;      // "--checkpoint" or "-n"
-  bool takes_value = true;
+  FlagSpec(std::string flag, bool value, std::string text, std::string other = "")
+      : name(std::move(flag)), takes_value(value), help(std::move(text)), alias(std::move(other)) {}
+  std::string name;   // "--checkpoint" or "-n"
+  bool takes_value;
   std::string help;
-  std::string alias;     // optional second spelling
+  std::string alias;  // optional second spelling
 };
 
 class Args {

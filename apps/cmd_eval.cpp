@@ -67,7 +67,7 @@ int run_eval(int argc, char** argv) {
       out << nlohmann::json({{"index", r.index}, {"prompt", r.prompt}, {"answer", r.answer},
                              {"greedy", r.greedy_completion}, {"greedy_correct", r.greedy_correct},
                              {"samples", r.sample_completions}, {"samples_correct", r.sample_correct}})
-                 .dump()
+                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
           << "\n";
     io::write_file_atomic(args.get("--out", ""), out.str());
   }

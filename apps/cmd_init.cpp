@@ -6,6 +6,7 @@
 
 #include "apps/args.h"
 #include "apps/commands.h"
+#include "data/tokenizer/char_tokenizer.h"
 #include "model/checkpoint.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"

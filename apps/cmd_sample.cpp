@@ -83,7 +83,7 @@ int run_sample(int argc, char** argv) {
     if (args.has("--jsonl")) {
       nlohmann::json j = {{"prompt_tokens", s.prompt_tokens}, {"tokens", s.tokens},   {"logprobs", s.logprobs},
                           {"entropies", s.entropies},         {"text", text},         {"finish", model::finish_reason_name(s.finish)}};
-      std::printf("%s\n", j.dump().c_str());
+      std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     } else {
       double mean_entropy = 0.0;
       for (float e : s.entropies) mean_entropy += e;

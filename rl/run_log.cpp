@@ -48,7 +48,8 @@ JsonlLog& JsonlLog::operator=(JsonlLog&& other) noexcept {
 
 void JsonlLog::write(const nlohmann::json& line) {
   if (!file_) return;
-  const std::string text = line.dump() + "\n";
+  // Model text can hold invalid UTF-8 (byte tokenizers): replaced by U+FFFD rather than aborting the run.
+  const std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   std::fwrite(text.data(), 1, text.size(), file_);
   std::fflush(file_);
 }
