@@ -10,6 +10,8 @@
 namespace gtpo::rl {
 
 JsonlLog::JsonlLog(const std::string& path, int64_t truncate_after_step) : path_(path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
   if (truncate_after_step >= 0 && std::filesystem::exists(path)) {
     std::istringstream in(io::read_file(path));
     std::string line, kept;
