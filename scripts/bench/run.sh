@@ -3,12 +3,13 @@
 # each in a fresh process so peak RSS is per workload), and writes the comparison to stdout and
 # runs/bench/table.md (raw results: runs/bench/gtpo.jsonl, runs/bench/pytorch.jsonl).
 #
-# usage: scripts/bench/run.sh [--threads N] [--quick] [--rounds K] [--no-naive] [--no-build]
+# usage: scripts/bench/run.sh [--threads N] [--quick] [--rounds K] [--naive] [--no-build]
 #                             [--torch-blas-dir DIR]
 #   --threads N          both sides (default: nproc)
 #   --quick              3 timed runs after 1 warm-up instead of 5 after 2
 #   --rounds K           repeat the whole alternation K times; compare.py takes the medians (default 1)
-#   --no-naive           skip the PyTorch rollout that prefills all 128 rows (the slowest workload)
+#   --naive              also time a PyTorch rollout that prefills all 128 rows instead of sharing the 16
+#                        prompts' caches (no target; the slowest workload, ~1.5 min more)
 #   --torch-blas-dir DIR put DIR first on PyTorch's LD_LIBRARY_PATH. Debian's torch calls libblas.so.3, which is
 #                        the reference BLAS unless libopenblas0-openmp is installed; to try OpenBLAS without
 #                        changing the system:  apt-get download libopenblas0-openmp && dpkg -x libopenblas0-*.deb x
@@ -21,13 +22,13 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build_dir="${GTPO_BUILD_DIR:-$root/build}"
 out="$root/runs/bench"
-threads="$(nproc)" quick="" rounds=1 naive=1 build=1 blas_dir="${GTPO_TORCH_BLAS_DIR:-}"
+threads="$(nproc)" quick="" rounds=1 naive=0 build=1 blas_dir="${GTPO_TORCH_BLAS_DIR:-}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --threads) threads="$2"; shift 2 ;;
     --quick) quick="--quick"; shift ;;
     --rounds) rounds="$2"; shift 2 ;;
-    --no-naive) naive=0; shift ;;
+    --naive) naive=1; shift ;;
     --no-build) build=0; shift ;;
     --torch-blas-dir) blas_dir="$2"; shift 2 ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;

@@ -60,6 +60,7 @@ def parse_args():
     p.add_argument("--runs", type=int, help="timed runs (median reported); default 5 (sgemm 7)")
     p.add_argument("--warmup", type=int, help="untimed runs first; default 2")
     p.add_argument("--quick", action="store_true", help="3 timed runs after 1 warm-up")
+    p.add_argument("--naive", action="store_true", help="with --workload all: also run rollout-naive")
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args()
     runs, warmup = QUICK_RUNS if a.quick else DEFAULT_RUNS.get(a.workload, (5, 2))
@@ -351,8 +352,8 @@ def bench_sgemm(args):
 
 def run_all(args):
     """Each workload in a fresh process (ru_maxrss is per process and monotone)."""
-    jobs = [("train", "small"), ("train", "gpt2-124m"), ("rollout", "small"), ("rollout-naive", "small"),
-            ("sgemm", "small")]
+    jobs = [("train", "small"), ("train", "gpt2-124m"), ("rollout", "small"), ("sgemm", "small")]
+    jobs += [("rollout-naive", "small")] if args.naive else []
     extra = ["--threads", str(args.threads), "--runs", str(args.runs), "--warmup", str(args.warmup)]
     for w, s in jobs:
         r = subprocess.run([sys.executable, os.path.abspath(__file__), "--workload", w, "--shape", s] + extra)
