@@ -125,6 +125,11 @@ def main(argv):
         lines.append(f"PyTorch {next(iter(torch.values())).get('torch_version', '')} BLAS: {', '.join(sorted(blas))}."
                      + (" WARNING: this is the netlib reference BLAS (single-threaded, unoptimised), a weak "
                         "baseline; see run.sh --torch-blas-dir." if any("/blas/libblas" in b for b in blas) else ""))
+    loads = [r["load_avg_1m"] for side in (gtpo, torch) for r in side.values() if r.get("load_avg_1m") is not None]
+    if loads:
+        lines.append(f"1-minute load average when runs started: {min(loads):.1f}–{max(loads):.1f}"
+                     + (f" (above the thread count: other work shared the CPUs; expect noise)."
+                        if max(loads) > max([t for t in threads if t] or [0]) + 0.5 else "."))
     lines.append("PyTorch peak RSS includes the torch import (~250 MB here); Δ is the growth after model build.")
     if not gtpo:
         lines.append("No gtpo results: PyTorch side only.")

@@ -365,6 +365,7 @@ def main(args):
     if args.workload == "all":
         return run_all(args)
     torch.set_num_threads(args.threads)
+    load = os.getloadavg()[0]  # other processes on the machine skew every figure; recorded to judge the noise
     cfg = SHAPES[args.shape]
     log(f"pytorch {torch.__version__}: {args.workload} {args.shape if args.workload != 'sgemm' else ''}, "
         f"{torch.get_num_threads()} threads, {args.runs} runs after {args.warmup} warm-up")
@@ -382,6 +383,7 @@ def main(args):
     rec["peak_rss_delta_mb"] = peak - res["baseline_rss_mb"]
     rec["torch_version"] = torch.__version__
     rec["blas"] = blas_library()
+    rec["load_avg_1m"] = load
     if "/blas/libblas.so" in rec["blas"]:
         log(f"warning: torch is using the reference BLAS {rec['blas']} (slow, single-threaded); see "
             "scripts/bench/run.sh --torch-blas-dir for an OpenBLAS baseline")
