@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
-# Installs every Debian package gtpo needs. Idempotent: quiet and fast when all are present.
+# Installs the Debian packages gtpo needs. Idempotent: quiet and fast when all are present.
+#   scripts/setup.sh               build and test dependencies (what scripts/test.sh and demo.sh need)
+#   scripts/setup.sh --reference   also PyTorch and numpy (reference fixtures, benchmarks)
+#   scripts/setup.sh --plots       also matplotlib (scripts/compare.sh plots)
 set -euo pipefail
 
-packages=(build-essential cmake libeigen3-dev libyaml-cpp-dev catch2 nlohmann-json3-dev libomp-dev
-          python3 python3-torch python3-numpy python3-matplotlib)
+packages=(build-essential cmake libeigen3-dev libyaml-cpp-dev catch2 nlohmann-json3-dev libomp-dev)
+for arg in "$@"; do
+  case "$arg" in
+    --reference) packages+=(python3 python3-torch python3-numpy) ;;
+    --plots) packages+=(python3 python3-numpy python3-matplotlib) ;;
+    *) echo "setup.sh: unknown option '$arg' (valid: --reference, --plots)" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

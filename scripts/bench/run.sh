@@ -45,7 +45,7 @@ else
     if [ -n "$c" ] && "$c" -c "import torch" >/dev/null 2>&1; then py="$c"; break; fi
   done
   if [ -z "$py" ]; then
-    echo "run.sh: no python3 with torch: run scripts/setup.sh (installs python3-torch) or set GTPO_PYTHON" >&2
+    echo "run.sh: no python3 with torch: run scripts/setup.sh --reference (installs python3-torch) or set GTPO_PYTHON" >&2
     exit 1
   fi
 fi
@@ -54,6 +54,7 @@ if [ -n "$blas_dir" ] && [ ! -e "$blas_dir/libblas.so.3" ]; then
 fi
 
 have_gtpo=1
+bash "$root/scripts/setup.sh" --reference
 if [ "$build" = 1 ] && ! bash "$root/scripts/build.sh"; then
   echo "run.sh: build failed: skipping the gtpo side" >&2; have_gtpo=0
 fi

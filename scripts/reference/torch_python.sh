@@ -8,5 +8,5 @@ for candidate in "${GTPO_PYTHON:-}" /usr/bin/python3 "$(command -v python3 2>/de
     exit 0
   fi
 done
-echo "no python3 with torch found: run scripts/setup.sh (installs Debian's python3-torch) or set GTPO_PYTHON" >&2
+echo "no python3 with torch found: run scripts/setup.sh --reference (installs Debian's python3-torch) or set GTPO_PYTHON" >&2
 exit 1
