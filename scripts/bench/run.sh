@@ -36,6 +36,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+bash "$root/scripts/setup.sh" --reference
 # Debian's python3-torch lives under /usr/bin/python3, which a pyenv python3 earlier on PATH may shadow.
 if [ -x "$root/scripts/reference/torch_python.sh" ] || [ -f "$root/scripts/reference/torch_python.sh" ]; then
   py="$(bash "$root/scripts/reference/torch_python.sh")" || exit 1
@@ -54,7 +55,6 @@ if [ -n "$blas_dir" ] && [ ! -e "$blas_dir/libblas.so.3" ]; then
 fi
 
 have_gtpo=1
-bash "$root/scripts/setup.sh" --reference
 if [ "$build" = 1 ] && ! bash "$root/scripts/build.sh"; then
   echo "run.sh: build failed: skipping the gtpo side" >&2; have_gtpo=0
 fi
