@@ -1,0 +1,19 @@
+// Every shipped run config loads and validates.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "rl/run_config.h"
+
+using namespace gtpo;
+
+TEST_CASE("configs: the quick start and every per-algorithm config load", "[apps][configs]") {
+  const std::filesystem::path root = std::filesystem::path(GTPO_SOURCE_DIR) / "configs";
+  std::vector<std::filesystem::path> files = {root / "quickstart.yaml"};
+  for (const auto& e : std::filesystem::directory_iterator(root / "algorithms")) files.push_back(e.path());
+  REQUIRE(files.size() == 7);
+  for (const auto& f : files) {
+    INFO(f.string());
+    rl::RunConfig c = rl::load_run_config(f.string());
+    if (f.parent_path().filename() == "algorithms") CHECK(c.rl.algo == f.stem().string());
+  }
+}
