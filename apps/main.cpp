@@ -30,6 +30,8 @@ const std::vector<Command>& commands() {
       {"eval", "greedy accuracy, mean@k and pass@k of a checkpoint", gtpo::apps::run_eval},
       {"advantages", "shaped rewards and advantages for your own rollouts (JSONL in, JSONL out)",
        gtpo::apps::run_advantages},
+      {"bench", "benchmarks side by side with scripts/bench/torch_bench.py (train, rollout, sgemm, rlstep)",
+       gtpo::apps::run_bench},
   };
   return table;
 }

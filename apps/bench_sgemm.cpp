@@ -1,0 +1,70 @@
+// gtpo bench sgemm: GFLOP/s of ops::matmul (the CPU backend's Eigen tiles) on the GEMM shapes of the two
+// training workloads, as torch_bench.py's bench_sgemm; the best shape is the machine's measured peak.
+#include <cstdio>
+
+#include "apps/bench.h"
+#include "runtime/autograd.h"
+#include "runtime/ops/matmul.h"
+#include "runtime/random.h"
+
+namespace gtpo::apps::bench {
+
+namespace {
+struct Gemm {
+  int64_t m, k, n;  // C[m, n] = A[m, k] @ B[k, n]
+};
+// torch_bench.py's SGEMM_SHAPES: the matmuls of the small and gpt2-124m training steps, plus a square one.
+const std::vector<Gemm> kShapes = {{2048, 256, 768},  {2048, 256, 1408}, {2048, 704, 256},
+                                   {2048, 256, 512},  {256, 768, 2304},  {256, 768, 3072},
+                                   {256, 3072, 768},  {256, 768, 50257}, {1024, 1024, 1024}};
+const std::vector<Gemm> kTinyShapes = {{64, 32, 48}, {32, 64, 32}};
+
+Tensor random_matrix(uint64_t seed, uint64_t stream, int64_t rows, int64_t cols) {
+  std::vector<float> v(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(counter_normal(seed, stream, i));
+  return Tensor::from_vector(v, {rows, cols});
+}
+}  // namespace
+
+nlohmann::json bench_sgemm(const Options& o) {
+  NoGradGuard no_grad;
+  const std::vector<Gemm>& shapes = o.shape == "tiny" ? kTinyShapes : kShapes;
+  const int64_t runs = o.runs > 0 ? o.runs : 7, warmup = o.warmup >= 0 ? o.warmup : 2;
+  std::fprintf(stderr, "gtpo: sgemm, %lld timed runs after %lld warm-up per shape\n", static_cast<long long>(runs),
+               static_cast<long long>(warmup));
+  const double baseline = current_rss_mb();
+  nlohmann::json results = nlohmann::json::array();
+  size_t best = 0;
+  for (size_t si = 0; si < shapes.size(); ++si) {
+    const Gemm& s = shapes[si];
+    const Tensor a = random_matrix(o.seed, 2 * si, s.m, s.k), b = random_matrix(o.seed, 2 * si + 1, s.k, s.n);
+    const double flop = 2.0 * static_cast<double>(s.m * s.k * s.n);
+    // As torch_bench.py: repeat inside one timed run so that a run lasts >= ~20 ms at 100 GFLOP/s.
+    const int64_t reps = std::max<int64_t>(1, static_cast<int64_t>(2e9 / flop));
+    auto run = [&] {
+      for (int64_t i = 0; i < reps; ++i) {
+        Tensor c = ops::matmul(a, b);  // output from the caching allocator: no system allocation per call
+      }
+    };
+    char label[96];
+    std::snprintf(label, sizeof label, "sgemm %lldx%lldx%lld x%lld", static_cast<long long>(s.m),
+                  static_cast<long long>(s.k), static_cast<long long>(s.n), static_cast<long long>(reps));
+    const std::vector<double> seconds = time_runs(run, runs, warmup, label);
+    nlohmann::json per_run = nlohmann::json::array();
+    for (double t : seconds) per_run.push_back(flop * static_cast<double>(reps) / t / 1e9);
+    const double g = flop * static_cast<double>(reps) / median(seconds) / 1e9;
+    std::fprintf(stderr, "sgemm %lldx%lldx%lld: %.1f GFLOP/s\n", static_cast<long long>(s.m),
+                 static_cast<long long>(s.k), static_cast<long long>(s.n), g);
+    results.push_back({{"m", s.m}, {"k", s.k}, {"n", s.n}, {"gflops", g}, {"runs", per_run}});
+    if (g > results[best]["gflops"].get<double>()) best = si;
+  }
+  const nlohmann::json& top = results[best];
+  return {{"tokens_per_s", nullptr},
+          {"gflops", top["gflops"]},
+          {"runs", top["runs"]},
+          {"peak_shape", {top["m"], top["k"], top["n"]}},
+          {"shapes", results},
+          {"baseline_rss_mb", baseline}};
+}
+
+}  // namespace gtpo::apps::bench

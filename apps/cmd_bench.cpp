@@ -1,0 +1,109 @@
+// gtpo bench: benchmarks with the same workloads, shapes and fields as scripts/bench/torch_bench.py.
+#include <cstdio>
+#include <iostream>
+
+#include "apps/args.h"
+#include "apps/bench.h"
+#include "apps/commands.h"
+#include "runtime/error.h"
+
+namespace gtpo::apps {
+
+namespace {
+const std::vector<FlagSpec> kFlags = {
+    {"--workload", true, "train, rollout, sgemm or rlstep (required)"},
+    {"--shape", true, "train: small (default) or gpt2-124m; rollout: small"},
+    {"--threads", true, "OpenMP threads; 0 = the default (OMP_NUM_THREADS or every core)"},
+    {"--runs", true, "timed runs; the median is reported (default 5, sgemm 7)"},
+    {"--warmup", true, "untimed runs first (default 2)"},
+    {"--quick", false, "3 timed runs after 1 warm-up (unless --runs / --warmup say otherwise)"},
+    {"--seed", true, "seed of the random weights and token ids (default 0)"},
+    {"--config", true, "rlstep: run config (default configs/quickstart.yaml when it exists, else built in)"},
+    {"--json", false, "print one JSON line (the fields of torch_bench.py, \"impl\": \"gtpo\")"}};
+
+const char* kDescription =
+    "Times one workload and reports the median of the timed runs. Progress goes to stderr.\n\n"
+    "workloads:\n"
+    "  train    forward + next-token cross-entropy + backward + AdamW step (lr 1e-3, weight decay 0.1);\n"
+    "           tokens/s = batch * T / median step time, GFLOP/s with 6N + 12LCT FLOPs per token\n"
+    "  rollout  grouped sampling with a KV cache: 16 prompts x G 8, 32 random prompt tokens, 96 new tokens,\n"
+    "           temperature 1, no end-of-sequence; tokens/s = generated tokens / seconds, plus decode-only\n"
+    "  sgemm    GFLOP/s of ops::matmul on the training workloads' GEMM shapes; the best is the measured peak\n"
+    "  rlstep   one RL step (rollout, scoring, update) of a quick-start-like run on a fresh model\n\n"
+    "shapes:\n"
+    "  small      llama: hidden 256, 4 layers, 4 heads (4 kv), intermediate 704, vocab 512, untied head;\n"
+    "             train batch 16 x T 128\n"
+    "  gpt2-124m  gpt2: hidden 768, 12 layers, 12 heads, vocab 50257, 1024 positions, tied head;\n"
+    "             train batch 4 x T 64\n\n"
+    "Weights are random (init_weights(seed)). Peak memory is the process's ru_maxrss, so run one workload\n"
+    "per process (scripts/bench/run.sh does); allocator_peak_mb is the most tensor memory live at once.";
+
+void print_human(const nlohmann::json& r) {
+  auto num = [&](const char* key) { return r.contains(key) && r[key].is_number() ? r[key].get<double>() : 0.0; };
+  std::cout << "gtpo bench " << r["workload"].get<std::string>();
+  if (r["shape"].is_string()) std::cout << ' ' << r["shape"].get<std::string>();  // (" " + s trips GCC 12's -Wrestrict)
+  std::cout << ", " << r["threads"].get<int>()
+            << " threads\n";
+  char buf[256];
+  const std::string w = r["workload"].get<std::string>();
+  if (w == "train") {
+    std::snprintf(buf, sizeof buf, "  %.1f tok/s (step %.1f ms), %.1f GFLOP/s, loss %.4f -> %.4f\n",
+                  num("tokens_per_s"), num("step_s") * 1e3, num("gflops"), num("loss_first"), num("loss_last"));
+  } else if (w == "rollout") {
+    std::snprintf(buf, sizeof buf, "  %.1f tok/s (%.1f ms: prefill %.1f, decode %.1f), decode %.1f tok/s, %.1f GFLOP/s\n",
+                  num("tokens_per_s"), num("rollout_s") * 1e3, num("prefill_s") * 1e3, num("decode_s") * 1e3,
+                  num("decode_tokens_per_s"), num("gflops"));
+  } else if (w == "sgemm") {
+    std::string per;
+    for (const auto& s : r["shapes"]) {
+      char line[128];
+      std::snprintf(line, sizeof line, "    %lldx%lldx%lld: %.1f GFLOP/s\n", s["m"].get<long long>(),
+                    s["k"].get<long long>(), s["n"].get<long long>(), s["gflops"].get<double>());
+      per += line;
+    }
+    std::cout << per;
+    std::snprintf(buf, sizeof buf, "  peak %.1f GFLOP/s\n", num("gflops"));
+  } else {
+    std::snprintf(buf, sizeof buf,
+                  "  step %.1f ms: rollout %.1f ms (%.1f tok/s), scoring %.2f ms, update %.1f ms (%.1f tok/s); "
+                  "%.1f generated tok/s overall\n",
+                  num("step_s") * 1e3, num("rollout_s") * 1e3, num("rollout_tokens_per_s"), num("scoring_s") * 1e3,
+                  num("update_s") * 1e3, num("update_tokens_per_s"), num("tokens_per_s"));
+  }
+  std::cout << buf;
+  std::snprintf(buf, sizeof buf, "  peak RSS %.1f MB, allocator peak %.1f MB\n", num("peak_rss_mb"),
+                num("allocator_peak_mb"));
+  std::cout << buf << std::flush;
+}
+}  // namespace
+
+int run_bench(int argc, char** argv) {
+  Args args(argc, argv, kFlags);
+  if (args.help()) {
+    std::fputs(usage_text("gtpo bench --workload W [--shape S] [--threads N] [--runs R] [--warmup W] [--json]",
+                          kDescription, kFlags).c_str(), stdout);
+    return 0;
+  }
+  GTPO_CHECK(args.positionals().empty() && args.overrides().empty(), "bench: unexpected argument '",
+             args.positionals().empty() ? args.overrides()[0].first : args.positionals()[0], "' (see --help)");
+  bench::Options o;
+  o.workload = args.require("--workload");
+  o.shape_given = args.has("--shape");
+  o.shape = args.get("--shape", "small");
+  o.threads = static_cast<int>(args.get_int("--threads", 0));
+  const bool quick = args.has("--quick");
+  o.runs = args.get_int("--runs", quick ? 3 : -1);
+  o.warmup = args.get_int("--warmup", quick ? 1 : -1);
+  GTPO_CHECK(!args.has("--runs") || o.runs >= 1, "bench: --runs must be >= 1, got ", o.runs);
+  GTPO_CHECK(!args.has("--warmup") || o.warmup >= 0, "bench: --warmup must be >= 0, got ", o.warmup);
+  o.seed = static_cast<uint64_t>(args.get_int("--seed", 0));
+  o.config = args.get("--config", "");
+  const nlohmann::json rec = bench::run_workload(o);
+  if (args.has("--json"))
+    std::cout << rec.dump() << std::endl;
+  else
+    print_human(rec);
+  return 0;
+}
+
+}  // namespace gtpo::apps
