@@ -56,6 +56,10 @@ struct MatmulBackward final : Node {
         g.b = bs.data(); g.trans_b = !trans_b; g.ldb = trans_b ? plan.k : plan.n;
         g.stride_b = plan.broadcast_b ? 0 : plan.k * plan.n;
         g.c = ga.data(); g.ldc = plan.k; g.stride_c = plan.m * plan.k; g.batch = plan.batch;
+        if (plan.broadcast_b) {  // one tall GEMM, as in the forward
+          g.m = plan.batch * plan.m;
+          g.batch = 1;
+        }
         gc.backend().gemm(g);
       } else {  // stored A^T is [k, m]: dA^T = op(B) dC^T : [k, n] x [n, m]
         GemmArgs g;
@@ -128,7 +132,14 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
   out_dims.push_back(p.m);
   out_dims.push_back(p.n);
   Tensor c = Tensor::empty(Shape(out_dims), a.device());
-  run_gemm(a, b, c.data(), p, trans_a, trans_b, 0.0f);
+  // A shared weight under a contiguous batch is one tall GEMM: folding the batch into the rows lets
+  // decode (m = 1 per sequence) run as a matrix product instead of one matrix-vector product per row.
+  MatmulPlan folded = p;
+  if (p.broadcast_b && !trans_a) {
+    folded.m = p.batch * p.m;
+    folded.batch = 1;
+  }
+  run_gemm(a, b, c.data(), folded, trans_a, trans_b, 0.0f);
   if (should_record({&a, &b})) {
     auto node = std::make_shared<MatmulBackward>();
     if (b.requires_grad()) node->a = SavedTensor(a);
