@@ -40,4 +40,9 @@ for algo in $algos; do
       train.steps="$steps" train.out_dir="$run" train.checkpoint_every=0 eval.every=0 log.progress=false
   done
 done
-python3 "$root/scripts/compare_report.py" "$out" --algos $algos --seeds $seeds
+# Debian's matplotlib belongs to /usr/bin/python3, which a version-managed python3 on PATH may shadow.
+py=python3
+for candidate in /usr/bin/python3 python3; do
+  if "$candidate" -c "import matplotlib" >/dev/null 2>&1; then py="$candidate"; break; fi
+done
+"$py" "$root/scripts/compare_report.py" "$out" --algos $algos --seeds $seeds
