@@ -8,24 +8,13 @@
 #include "model/checkpoint.h"
 #include "model/sampler.h"
 #include "runtime/io/atomic_file.h"
+#include "tests/support/commands.h"
 
 using namespace gtpo;
+using testing::call_command;
 using Catch::Contains;
 
 namespace {
-std::string temp_dir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / ("gtpo_apps_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d.string();
-}
-
-int call(std::vector<std::string> args, int (*command)(int, char**)) {
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  return command(static_cast<int>(argv.size()), argv.data());
-}
-
 std::string write_config(const std::string& dir) {
   const std::string path = dir + "/model.yaml";
   io::write_file_atomic(path,
@@ -36,23 +25,23 @@ std::string write_config(const std::string& dir) {
 }  // namespace
 
 TEST_CASE("apps: init writes a loadable checkpoint; overrides and seed apply", "[apps][init]") {
-  const std::string dir = temp_dir("init");
+  const std::string dir = testing::fresh_temp_dir("apps_init");
   const std::string config = write_config(dir);
-  REQUIRE(call({"init", config, "model.num_hidden_layers=3", "seed=4", "--out", dir + "/ckpt"}, apps::run_init) == 0);
+  REQUIRE(call_command({"init", config, "model.num_hidden_layers=3", "seed=4", "--out", dir + "/ckpt"}, apps::run_init) == 0);
   model::LoadedModel m = model::load_model(dir + "/ckpt");
   CHECK(m.model->config().num_hidden_layers == 3);
   REQUIRE(m.tokenizer);
   CHECK(m.tokenizer->kind() == "byte");  // no tokenizer section and vocab_size >= 259
-  CHECK_THROWS_WITH(call({"init", config, "bogus=1", "--out", dir + "/x"}, apps::run_init), Contains("unknown override 'bogus'"));
-  CHECK_THROWS_WITH(call({"init", config, "model.hidden_size=30", "--out", dir + "/x"}, apps::run_init),
+  CHECK_THROWS_WITH(call_command({"init", config, "bogus=1", "--out", dir + "/x"}, apps::run_init), Contains("unknown override 'bogus'"));
+  CHECK_THROWS_WITH(call_command({"init", config, "model.hidden_size=30", "--out", dir + "/x"}, apps::run_init),
                     Contains("divisible by num_attention_heads"));
-  CHECK_THROWS_WITH(call({"init", config}, apps::run_init), Contains("missing required option --out"));
+  CHECK_THROWS_WITH(call_command({"init", config}, apps::run_init), Contains("missing required option --out"));
   std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("apps: score reproduces the sampler's log-probs and entropies within 1e-5", "[apps][score]") {
-  const std::string dir = temp_dir("score");
-  REQUIRE(call({"init", write_config(dir), "--out", dir + "/ckpt"}, apps::run_init) == 0);
+  const std::string dir = testing::fresh_temp_dir("apps_score");
+  REQUIRE(call_command({"init", write_config(dir), "--out", dir + "/ckpt"}, apps::run_init) == 0);
   model::LoadedModel m = model::load_model(dir + "/ckpt");
   model::SamplingOptions o;
   o.group_size = 3;
@@ -67,7 +56,7 @@ TEST_CASE("apps: score reproduces the sampler's log-probs and entropies within 1
     in += nlohmann::json({{"tokens", seq}, {"prompt_len", s.prompt_tokens.size()}}).dump() + "\n";
   }
   io::write_file_atomic(dir + "/in.jsonl", in);
-  REQUIRE(call({"score", "--checkpoint", dir + "/ckpt", "--in", dir + "/in.jsonl", "--out", dir + "/out.jsonl",
+  REQUIRE(call_command({"score", "--checkpoint", dir + "/ckpt", "--in", dir + "/in.jsonl", "--out", dir + "/out.jsonl",
                 "--temperature", "0.8"},
                apps::run_score) == 0);
   std::istringstream out(io::read_file(dir + "/out.jsonl"));
@@ -83,26 +72,26 @@ TEST_CASE("apps: score reproduces the sampler's log-probs and entropies within 1
     }
   }
   io::write_file_atomic(dir + "/bad.jsonl", "{\"tokens\": [1, 2], \"prompt_len\": 1}\n{\"tokens\": [1, 999], \"prompt_len\": 1}\n");
-  CHECK_THROWS_WITH(call({"score", "--checkpoint", dir + "/ckpt", "--in", dir + "/bad.jsonl", "--out", dir + "/o.jsonl"},
+  CHECK_THROWS_WITH(call_command({"score", "--checkpoint", dir + "/ckpt", "--in", dir + "/bad.jsonl", "--out", dir + "/o.jsonl"},
                          apps::run_score),
                     Contains("bad.jsonl:2: token id 999 outside [0, 260)"));
   io::write_file_atomic(dir + "/bad2.jsonl", "{\"tokens\": [1, 2]}\n");
-  CHECK_THROWS_WITH(call({"score", "--checkpoint", dir + "/ckpt", "--in", dir + "/bad2.jsonl", "--out", dir + "/o.jsonl"},
+  CHECK_THROWS_WITH(call_command({"score", "--checkpoint", dir + "/ckpt", "--in", dir + "/bad2.jsonl", "--out", dir + "/o.jsonl"},
                          apps::run_score),
                     Contains("bad2.jsonl:1: expected an integer \"prompt_len\""));
   std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("apps: sample checks its flags", "[apps][sample]") {
-  const std::string dir = temp_dir("sample");
-  REQUIRE(call({"init", write_config(dir), "--out", dir + "/ckpt"}, apps::run_init) == 0);
-  CHECK_THROWS_WITH(call({"sample", "--checkpoint", dir + "/ckpt"}, apps::run_sample),
+  const std::string dir = testing::fresh_temp_dir("apps_sample");
+  REQUIRE(call_command({"init", write_config(dir), "--out", dir + "/ckpt"}, apps::run_init) == 0);
+  CHECK_THROWS_WITH(call_command({"sample", "--checkpoint", dir + "/ckpt"}, apps::run_sample),
                     Contains("exactly one of --prompt and --prompt-tokens"));
-  CHECK_THROWS_WITH(call({"sample", "--checkpoint", dir + "/ckpt", "--prompt-tokens", "1,x"}, apps::run_sample),
+  CHECK_THROWS_WITH(call_command({"sample", "--checkpoint", dir + "/ckpt", "--prompt-tokens", "1,x"}, apps::run_sample),
                     Contains("comma-separated integers"));
-  CHECK_THROWS_WITH(call({"sample", "--checkpoint", dir + "/ckpt", "--prompt", "hi", "--bogus"}, apps::run_sample),
+  CHECK_THROWS_WITH(call_command({"sample", "--checkpoint", dir + "/ckpt", "--prompt", "hi", "--bogus"}, apps::run_sample),
                     Contains("unknown option '--bogus'"));
-  CHECK(call({"sample", "--checkpoint", dir + "/ckpt", "--prompt", "hi", "-n", "2", "--max-new-tokens", "3", "--jsonl"},
+  CHECK(call_command({"sample", "--checkpoint", dir + "/ckpt", "--prompt", "hi", "-n", "2", "--max-new-tokens", "3", "--jsonl"},
              apps::run_sample) == 0);
   std::filesystem::remove_all(dir);
 }

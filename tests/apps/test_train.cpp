@@ -15,24 +15,13 @@
 #include "model/checkpoint.h"
 #include "rl/train_state.h"
 #include "runtime/io/atomic_file.h"
+#include "tests/support/commands.h"
 
 using namespace gtpo;
+using testing::call_command;
 namespace fs = std::filesystem;
 
 namespace {
-std::string temp_dir(const std::string& name) {
-  auto d = fs::temp_directory_path() / ("gtpo_train_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d.string();
-}
-
-int call(std::vector<std::string> args, int (*command)(int, char**)) {
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  return command(static_cast<int>(argv.size()), argv.data());
-}
-
 const char* kConfig = R"(model:
   architecture: llama
   hidden_size: 32
@@ -85,11 +74,11 @@ std::vector<nlohmann::json> deterministic_metrics(const std::string& run) {
 }  // namespace
 
 TEST_CASE("train: N steps + resume + N steps equals 2N steps, bit for bit", "[apps][train][resume]") {
-  const std::string dir = temp_dir("resume");
+  const std::string dir = testing::fresh_temp_dir("train_resume");
   io::write_file_atomic(dir + "/run.yaml", kConfig);
-  REQUIRE(call({"train", dir + "/run.yaml", "train.steps=4", "train.out_dir=" + dir + "/full"}, apps::run_train) == 0);
-  REQUIRE(call({"train", dir + "/run.yaml", "train.steps=2", "train.out_dir=" + dir + "/half"}, apps::run_train) == 0);
-  REQUIRE(call({"train", "--resume", dir + "/half", "train.steps=4"}, apps::run_train) == 0);
+  REQUIRE(call_command({"train", dir + "/run.yaml", "train.steps=4", "train.out_dir=" + dir + "/full"}, apps::run_train) == 0);
+  REQUIRE(call_command({"train", dir + "/run.yaml", "train.steps=2", "train.out_dir=" + dir + "/half"}, apps::run_train) == 0);
+  REQUIRE(call_command({"train", "--resume", dir + "/half", "train.steps=4"}, apps::run_train) == 0);
   std::vector<nlohmann::json> full = deterministic_metrics(dir + "/full"), resumed = deterministic_metrics(dir + "/half");
   REQUIRE(full.size() == 4);
   REQUIRE(resumed.size() == 4);
@@ -106,9 +95,9 @@ TEST_CASE("train: N steps + resume + N steps equals 2N steps, bit for bit", "[ap
 }
 
 TEST_CASE("train: a half-written checkpoint leaves the previous one loadable", "[apps][train][checkpoint]") {
-  const std::string dir = temp_dir("killed");
+  const std::string dir = testing::fresh_temp_dir("train_killed");
   io::write_file_atomic(dir + "/run.yaml", kConfig);
-  REQUIRE(call({"train", dir + "/run.yaml", "train.steps=2", "train.out_dir=" + dir + "/run"}, apps::run_train) == 0);
+  REQUIRE(call_command({"train", dir + "/run.yaml", "train.steps=2", "train.out_dir=" + dir + "/run"}, apps::run_train) == 0);
   // A kill during the next checkpoint leaves its temporary directory behind, half written.
   const std::string partial = dir + "/run/checkpoints/step-000003.tmp";
   fs::create_directories(partial);
@@ -117,13 +106,13 @@ TEST_CASE("train: a half-written checkpoint leaves the previous one loadable", "
   REQUIRE(latest.has_value());
   CHECK(fs::path(*latest).filename() == "step-000002");
   CHECK_NOTHROW(model::load_model(*latest));
-  REQUIRE(call({"train", "--resume", dir + "/run", "train.steps=3"}, apps::run_train) == 0);
+  REQUIRE(call_command({"train", "--resume", dir + "/run", "train.steps=3"}, apps::run_train) == 0);
   CHECK(fs::path(*rl::latest_checkpoint(dir + "/run")).filename() == "step-000003");
   fs::remove_all(dir);
 }
 
 TEST_CASE("train: SIGINT stops after the current step with a final checkpoint", "[apps][train][signal]") {
-  const std::string dir = temp_dir("sigint");
+  const std::string dir = testing::fresh_temp_dir("train_sigint");
   io::write_file_atomic(dir + "/run.yaml", kConfig);
   const std::string binary = std::string(GTPO_BINARY_DIR) + "/gtpo";
   REQUIRE(fs::exists(binary));

@@ -4,6 +4,7 @@
 
 #include "model/checkpoint.h"
 #include "runtime/io/atomic_file.h"
+#include "tests/support/commands.h"
 
 using namespace gtpo;
 using namespace gtpo::model;
@@ -24,18 +25,13 @@ ModelConfig small_config() {
   return c;
 }
 
-std::string temp_dir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / ("gtpo_ckpt_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(d);
-  return d.string();
-}
 }  // namespace
 
 TEST_CASE("checkpoint: save then load gives bit-identical weights and the tokenizer", "[model][checkpoint]") {
   Transformer m(small_config());
   m.init_weights(17);
   auto tok = data::make_byte_tokenizer(300);
-  const std::string dir = temp_dir("roundtrip");
+  const std::string dir = testing::fresh_temp_dir("ckpt_roundtrip");
   save_model(dir, m, tok.get());
   CHECK(std::filesystem::exists(dir + "/model.safetensors"));
   CHECK(std::filesystem::exists(dir + "/config.yaml"));
@@ -62,7 +58,7 @@ TEST_CASE("checkpoint: init is a pure function of the seed", "[model][checkpoint
 TEST_CASE("checkpoint: corrupt, truncated and mismatched files give clear errors", "[model][checkpoint][errors]") {
   Transformer m(small_config());
   m.init_weights(1);
-  const std::string dir = temp_dir("bad");
+  const std::string dir = testing::fresh_temp_dir("ckpt_bad");
   save_model(dir, m, nullptr);
   const std::string weights = dir + "/model.safetensors";
   const std::string good = io::read_file(weights);
