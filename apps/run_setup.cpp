@@ -101,6 +101,8 @@ rl::TrainerOptions trainer_options(const rl::RunConfig& c) {
   o.eval.max_new_tokens = c.eval.max_new_tokens > 0 ? c.eval.max_new_tokens : c.sampler.max_new_tokens;
   o.eval.seed = c.train.seed;
   o.progress = c.log.progress;
+  o.log_every = c.log.every;
+  o.sft_eval_every = c.sft.eval_every;
   o.config_yaml = rl::resolved_config_yaml(c);
   return o;
 }

@@ -269,7 +269,7 @@ std::vector<Key> build() {
       FIELD(sft, schedule, schedule(), "SFT learning-rate schedule over sft.steps"),
       FIELD(sft, warmup_steps, i64(0), "SFT linear warm-up steps (not with schedule constant)"),
       FIELD(sft, weight_decay, number(0, inf), "SFT decoupled weight decay"),
-      FIELD(sft, eval_every, i64(0), "evaluate every this many SFT steps; 0 = only at the end"),
+      FIELD(sft, eval_every, i64(0), "greedy test accuracy every this many SFT steps, logged in sft.jsonl; 0 = only at the end"),
 
       FIELD(train, steps, i64(0), "RL steps"),
       FIELD(train, prompts_per_step, i64(1), "prompts per RL step (each gets sampler.group_size responses)"),
@@ -288,7 +288,7 @@ std::vector<Key> build() {
             "temperature of the k samples (greedy accuracy is also reported)"),
       FIELD(eval, max_new_tokens, i64(0), "response length limit in evaluation; 0 = sampler.max_new_tokens"),
 
-      FIELD(log, every, i64(1), "print a metrics line every this many steps"),
+      FIELD(log, every, i64(1), "print a progress line every this many RL steps (metrics.jsonl always has every step)"),
       FIELD(log, progress, boolean(), "show a progress line during long phases"),
       FIELD(log, samples, i64(0), "completions logged at each train.sample_every step"),
   };

@@ -121,8 +121,14 @@ TrainSummary Trainer::run(bool resume) {
       log_progress("sft: " + std::to_string(o_.sft.steps) + " steps of " + std::to_string(o_.sft.batch_size) +
                    " reference solutions");
       run_sft(policy_, tokenizer_, source_, o_.sft, progress.cursor, [&](const SftStep& s) {
-        sft_log.write({{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm},
-                       {"tokens", s.tokens}, {"seconds", s.seconds}});
+        nlohmann::json line = {{"step", s.step}, {"loss", s.loss},         {"lr", s.lr},
+                               {"grad_norm", s.grad_norm}, {"tokens", s.tokens}, {"seconds", s.seconds}};
+        if (o_.sft_eval_every > 0 && s.step % o_.sft_eval_every == 0 && s.step != o_.sft.steps) {
+          EvalOptions greedy_only = o_.eval;
+          greedy_only.k = 0;
+          line["eval_greedy_accuracy"] = evaluate(policy_, tokenizer_, source_, greedy_only).greedy_accuracy;
+        }
+        sft_log.write(line);
         if (s.step == 1 || s.step % 10 == 0 || s.step == o_.sft.steps) {
           char buf[160];
           std::snprintf(buf, sizeof buf, "sft %lld/%lld | loss %.4f | lr %.2e | %.0f tok/s", static_cast<long long>(s.step),
@@ -237,7 +243,7 @@ TrainSummary Trainer::run(bool resume) {
                   static_cast<long long>(batch.sampled_groups), up.loss.approx_kl, up.loss.clip_frac_low,
                   up.loss.clip_frac_high, up.grad_norm, m["seconds_step"].get<double>(), rollout_s,
                   compact(m["rollout_tokens_per_s"].get<double>()).c_str(), update_s);
-    log_progress(buf);
+    if (step % std::max<int64_t>(1, o_.log_every) == 0 || step == o_.steps) log_progress(buf);
 
     evaluated_last = false;
     if (o_.eval_every > 0 && step % o_.eval_every == 0 && step != o_.steps) {

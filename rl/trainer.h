@@ -36,6 +36,8 @@ struct TrainerOptions {
   int64_t eval_every = 20;        // 0: only when RL starts and at the end
   EvalOptions eval;
   bool progress = true;
+  int64_t log_every = 1;          // progress line every this many RL steps
+  int64_t sft_eval_every = 0;     // greedy test accuracy every this many SFT steps (into sft.jsonl); 0: none
   std::string config_yaml;        // the resolved run config, written to the run directory
 };
 
