@@ -19,6 +19,9 @@
 # line with the fields of torch_bench.py ("impl": "gtpo"); sgemm gets no --shape. When `gtpo bench --help`
 # fails, the gtpo side is skipped and the table is PyTorch-only.
 set -uo pipefail
+# Both sides wait passively: spinning OpenMP workers made either side up to 10x slower on a loaded
+# 2-core machine (gtpo sets this itself; PyTorch does not).
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build_dir="${GTPO_BUILD_DIR:-$root/build}"
 out="$root/runs/bench"
