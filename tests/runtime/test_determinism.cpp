@@ -4,6 +4,8 @@
 #include <omp.h>
 
 #include <catch2/catch.hpp>
+
+#include "tests/support/determinism.h"
 #include <cstring>
 
 #include "runtime/ops.h"
@@ -12,6 +14,7 @@
 #include "tests/support/random.h"
 
 using namespace gtpo;
+using testing::bitwise_equal;
 
 namespace {
 constexpr int64_t B = 6, T = 37, C = 48, H = 4, KV = 2, D = C / H, F = 96, V = 29, L = 2;
@@ -71,9 +74,6 @@ Run train(int threads) {
   return run;
 }
 
-bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 }  // namespace
 
 TEST_CASE("determinism: a 2-layer attention stack trains bit-identically across runs and thread counts",

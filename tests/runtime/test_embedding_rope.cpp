@@ -1,6 +1,8 @@
 #include <omp.h>
 
 #include <catch2/catch.hpp>
+
+#include "tests/support/determinism.h"
 #include <cmath>
 #include <cstring>
 
@@ -14,21 +16,6 @@ using Catch::Contains;
 
 namespace {
 
-// Runs f with 1 and then 2 OpenMP threads (restoring the setting) and returns both results.
-template <typename F>
-auto with_1_and_2_threads(F&& f) {
-  const int saved = omp_get_max_threads();
-  omp_set_num_threads(1);
-  auto one = f();
-  omp_set_num_threads(2);
-  auto two = f();
-  omp_set_num_threads(saved);
-  return std::make_pair(one, two);
-}
-
-bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 // Hugging Face Llama's apply_rotary_pos_emb, in double, for x [B, T, H, D] and positions [B, T]:
 // inv_freq_i = theta^(-2i/D), emb = cat(freqs, freqs), out = x cos(emb) + rotate_half(x) sin(emb),

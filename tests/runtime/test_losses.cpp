@@ -1,6 +1,8 @@
 #include <omp.h>
 
 #include <catch2/catch.hpp>
+
+#include "tests/support/determinism.h"
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -16,21 +18,6 @@ using namespace gtpo::testing;
 using Catch::Contains;
 
 namespace {
-
-template <typename F>
-auto with_1_and_2_threads(F&& f) {
-  const int saved = omp_get_max_threads();
-  omp_set_num_threads(1);
-  auto one = f();
-  omp_set_num_threads(2);
-  auto two = f();
-  omp_set_num_threads(saved);
-  return std::make_pair(one, two);
-}
-
-bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 // Naive double-precision reference for one row: z_k = x_k * inv_t, then log-softmax quantities.
 struct RefRow {

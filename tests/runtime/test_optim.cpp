@@ -1,6 +1,8 @@
 #include <omp.h>
 
 #include <catch2/catch.hpp>
+
+#include "tests/support/determinism.h"
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -19,10 +21,6 @@ using namespace gtpo::testing;
 using Catch::Contains;
 
 namespace {
-
-bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 // Reference AdamW for one element, in double, PyTorch's formulation.
 struct NaiveAdamW {
