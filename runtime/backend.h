@@ -74,11 +74,25 @@ struct AttentionArgs {
   const int32_t* key_mask = nullptr;
 };
 
+// How GEMMs (and, on a GPU, attention) compute. fp32 is exact IEEE single precision everywhere; tf32 and
+// bf16 are GPU-only speed modes (inputs rounded, accumulation and stored results stay fp32).
+enum class MatmulPrecision : uint8_t { fp32, tf32, bf16 };
+
+struct BackendOptions {
+  MatmulPrecision matmul_precision = MatmulPrecision::fp32;
+  // GPU: no atomics in reductions and a fixed cuBLAS workspace/algorithm, so runs repeat bit for bit on the
+  // same GPU. The CPU backend is always deterministic.
+  bool deterministic = true;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual Device device() const = 0;
   virtual const char* name() const = 0;
+  // Backends that have nothing to switch (the CPU) keep the defaults; unsupported modes throw gtpo::Error.
+  virtual void configure(const BackendOptions& options) { options_ = options; }
+  const BackendOptions& options() const { return options_; }
 
   // ---- memory --------------------------------------------------------------------------------
   virtual void* allocate(size_t bytes) = 0;  // cached: steady loops do not reach the system allocator
@@ -171,6 +185,9 @@ class Backend {
   virtual void adamw_step(float* param, const float* grad, float* m, float* v, int64_t n, float lr, float beta1,
                           float beta2, float eps, float weight_decay, float bias_correction1,
                           float bias_correction2) = 0;
+
+ protected:
+  BackendOptions options_;
 };
 
 // The backend for a device; throws gtpo::Error when that device is not available in this build or machine.
