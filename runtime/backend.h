@@ -78,6 +78,15 @@ struct AttentionArgs {
 // bf16 are GPU-only speed modes (inputs rounded, accumulation and stored results stay fp32).
 enum class MatmulPrecision : uint8_t { fp32, tf32, bf16 };
 
+inline const char* matmul_precision_name(MatmulPrecision p) {
+  switch (p) {
+    case MatmulPrecision::fp32: return "fp32";
+    case MatmulPrecision::tf32: return "tf32";
+    case MatmulPrecision::bf16: return "bf16";
+  }
+  return "?";
+}
+
 struct BackendOptions {
   MatmulPrecision matmul_precision = MatmulPrecision::fp32;
   // GPU: no atomics in reductions and a fixed cuBLAS workspace/algorithm, so runs repeat bit for bit on the

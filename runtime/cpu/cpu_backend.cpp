@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/error.h"
 #include "runtime/parallel.h"
 
 namespace gtpo {
@@ -20,6 +21,13 @@ CpuBackend::CpuBackend() : allocator_(aligned_raw_alloc, [](void* p) { std::free
 CpuBackend& cpu_backend() {
   static CpuBackend backend;
   return backend;
+}
+
+void CpuBackend::configure(const BackendOptions& options) {
+  if (options.matmul_precision != MatmulPrecision::fp32)
+    fail("matmul_precision: ", matmul_precision_name(options.matmul_precision),
+         " needs device: cuda (tf32 and bf16 are GPU-only; the CPU backend computes in fp32)");
+  options_ = options;
 }
 
 void* CpuBackend::allocate(size_t bytes) { return allocator_.allocate(bytes); }

@@ -11,6 +11,9 @@ class CpuBackend final : public Backend {
   CpuBackend();
   Device device() const override { return Device::cpu; }
   const char* name() const override { return "cpu"; }
+  // fp32 only: tf32 and bf16 are GPU speed modes and throw. deterministic=false is accepted and changes
+  // nothing (every CPU primitive is deterministic).
+  void configure(const BackendOptions& options) override;
 
   void* allocate(size_t bytes) override;
   void deallocate(void* ptr, size_t bytes) override;
