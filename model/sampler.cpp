@@ -8,6 +8,7 @@
 #include "runtime/backend.h"
 #include "runtime/error.h"
 #include "runtime/ops.h"
+#include "runtime/parallel.h"
 #include "runtime/random.h"
 
 namespace gtpo::model {
@@ -140,10 +141,11 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
                                             /*last_only=*/true);  // [B, 1, V]
   KvCache cache = KvCache::allocate(model.config(), R, capacity, device);
   cache.fill_groups_from(prompt_cache, G);
-  // Each decode row starts from its prompt's last logits.
+  // Each decode row starts from its prompt's last logits: [B, V] repeated G times as [B, G, V], in one
+  // primitive call on the model's device (times 1.0, which is exact).
   Tensor logits = Tensor::empty({R, V}, device);
-  for (int64_t r = 0; r < R; ++r)
-    logits.backend().copy(logits.data() + r * V, last_logits.data() + (r / G) * V, static_cast<size_t>(V) * sizeof(float));
+  logits.backend().expand_axis(last_logits.data(), logits.data(), B, G, V, 1.0f);
+  logits.backend().synchronize();  // so that the prefill time is the device's, not just the launches'
   auto t1 = Clock::now();
 
   // ---- decode
@@ -156,20 +158,24 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
   }
   std::vector<bool> done(static_cast<size_t>(R), false);
   std::vector<int32_t> chosen(static_cast<size_t>(R)), step_positions(static_cast<size_t>(R));
-  std::vector<std::pair<double, int32_t>> scratch;
   const float report_temperature = o.temperature > 0.0f ? o.temperature : 1.0f;
   int64_t generated = 0;
   for (int64_t step = 0; step < o.max_new_tokens; ++step) {
-    std::vector<float> host_logits = logits.to_vector();
-    for (int64_t r = 0; r < R; ++r) {
-      const Sample& s = samples[static_cast<size_t>(r)];
-      const double u = counter_uniform(o.seed, s.prompt_id, static_cast<uint64_t>(s.sample_index),
-                                       static_cast<uint64_t>(step));
-      chosen[static_cast<size_t>(r)] = done[static_cast<size_t>(r)]
-                                           ? o.pad_id
-                                           : choose_token(host_logits.data() + r * V, V, o.temperature, o.top_k,
-                                                          o.top_p, u, scratch);
-    }
+    // Logits come to the host once per step (the only device read of the loop besides the log-probs);
+    // rows are independent, so they are chosen in parallel with the same result as one by one.
+    const std::vector<float> host_logits = logits.to_vector();
+    parallel_for(R, grain_for(8 * V), [&](int64_t r0, int64_t r1) {
+      std::vector<std::pair<double, int32_t>> scratch;
+      for (int64_t r = r0; r < r1; ++r) {
+        const Sample& s = samples[static_cast<size_t>(r)];
+        const double u = counter_uniform(o.seed, s.prompt_id, static_cast<uint64_t>(s.sample_index),
+                                         static_cast<uint64_t>(step));
+        chosen[static_cast<size_t>(r)] = done[static_cast<size_t>(r)]
+                                             ? o.pad_id
+                                             : choose_token(host_logits.data() + r * V, V, o.temperature, o.top_k,
+                                                            o.top_p, u, scratch);
+      }
+    });
     // Log-probs and entropies of the full temperature-scaled distribution, by the training kernel.
     ops::LogprobEntropy lp_h = ops::token_logprob_entropy(logits, Tensor::from_ints(chosen, {R}, device), report_temperature);
     std::vector<float> lp = lp_h.logprob.to_vector(), ent = lp_h.entropy.to_vector();
@@ -210,6 +216,7 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
                                       Tensor::from_ints(step_mask, {R, at + 1}, device), cache, true);
     logits = out.view({R, V});
   }
+  backend_for(device).synchronize();
   auto t2 = Clock::now();
   if (stats) {
     stats->prefill_tokens += B * prompt_len;

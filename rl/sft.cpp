@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "rl/sequence_batch.h"
+#include "runtime/backend.h"
 #include "runtime/error.h"
 #include "runtime/ops.h"
 #include "runtime/optim/grad_clip.h"
@@ -62,6 +63,7 @@ void run_sft(model::Transformer& model, const data::Tokenizer& tokenizer, const 
     optimizer.step(static_cast<float>(s.lr));
     model.parameters().zero_grad();
     s.tokens = tokens;
+    backend_for(model.device()).synchronize();  // count the optimiser's queued GPU kernels in this step
     s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     on_step(s);
   }

@@ -12,6 +12,7 @@
 #include "rl/rollout_phase.h"
 #include "rl/run_log.h"
 #include "rl/train_state.h"
+#include "runtime/backend.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"
 #include "runtime/io/safetensors.h"
@@ -174,6 +175,7 @@ TrainSummary Trainer::run(bool resume) {
 
     const auto t2 = Clock::now();
     UpdateStats up = run_policy_update(policy_, optimizer, batch, adv, o_.rl, uo, reference.get());
+    backend_for(policy_.device()).synchronize();  // the optimiser's kernels may still be queued on a GPU
     const double update_s = seconds_since(t2);
 
     // ---- metrics
