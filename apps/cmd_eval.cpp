@@ -7,6 +7,7 @@
 
 #include "apps/args.h"
 #include "apps/commands.h"
+#include "apps/device_setup.h"
 #include "data/tasks/registry.h"
 #include "model/checkpoint.h"
 #include "rl/evaluate.h"
@@ -25,7 +26,8 @@ const std::vector<FlagSpec> kFlags = {
     {"--temperature", true, "sampling temperature for the k samples (default 1)"},
     {"--max-new-tokens", true, "generation limit (default 64)"},
     {"--seed", true, "sampling seed (default 0)"},
-    {"--out", true, "per-problem results JSONL (default: none)"}};
+    {"--out", true, "per-problem results JSONL (default: none)"},
+    device_flag("cpu")};
 }
 
 int run_eval(int argc, char** argv) {
@@ -38,7 +40,9 @@ int run_eval(int argc, char** argv) {
     return 0;
   }
   GTPO_CHECK(args.has("--data") != args.has("--task"), "eval: give exactly one of --data and --task");
-  model::LoadedModel m = model::load_model(args.require("--checkpoint"));
+  const Device device = device_from(args);
+  prepare_device(device);
+  model::LoadedModel m = model::load_model(args.require("--checkpoint"), device);
   GTPO_CHECK(m.tokenizer != nullptr, "eval: the checkpoint has no tokenizer");
   std::unique_ptr<rl::ProblemSource> source;
   if (args.has("--data")) {

@@ -6,6 +6,7 @@
 
 #include "apps/args.h"
 #include "apps/commands.h"
+#include "apps/device_setup.h"
 #include "model/checkpoint.h"
 #include "model/sampler.h"
 #include "runtime/error.h"
@@ -24,7 +25,8 @@ const std::vector<FlagSpec> kFlags = {
     {"--seed", true, "random seed (default 0)"},
     {"--max-new-tokens", true, "tokens to generate at most (default 64)"},
     {"--stop", true, "stop string (ends a sample once its text ends with it)"},
-    {"--jsonl", false, "print one JSON object per sample with tokens, logprobs and entropies"}};
+    {"--jsonl", false, "print one JSON object per sample with tokens, logprobs and entropies"},
+    device_flag("cpu")};
 
 std::vector<int32_t> parse_ids(const std::string& text) {
   std::vector<int32_t> ids;
@@ -53,7 +55,9 @@ int run_sample(int argc, char** argv) {
                           kFlags).c_str(), stdout);
     return 0;
   }
-  model::LoadedModel loaded = model::load_model(args.require("--checkpoint"));
+  const Device device = device_from(args);
+  prepare_device(device);
+  model::LoadedModel loaded = model::load_model(args.require("--checkpoint"), device);
   const data::Tokenizer* tok = loaded.tokenizer.get();
   model::PromptInput prompt;
   GTPO_CHECK(args.has("--prompt") != args.has("--prompt-tokens"), "sample: give exactly one of --prompt and --prompt-tokens");

@@ -7,6 +7,7 @@
 
 #include "apps/args.h"
 #include "apps/commands.h"
+#include "apps/device_setup.h"
 #include "model/checkpoint.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"
@@ -19,7 +20,8 @@ const std::vector<FlagSpec> kFlags = {
     {"--checkpoint", true, "checkpoint directory (required)"},
     {"--in", true, "input JSONL: {\"tokens\": [ids], \"prompt_len\": k} per line (required)"},
     {"--out", true, "output JSONL: {\"logprobs\": [...], \"entropies\": [...]} per line (required)"},
-    {"--temperature", true, "temperature of the scored distribution (default 1)"}};
+    {"--temperature", true, "temperature of the scored distribution (default 1)"},
+    device_flag("cpu")};
 }  // namespace
 
 int run_score(int argc, char** argv) {
@@ -35,7 +37,9 @@ int run_score(int argc, char** argv) {
   const std::string in_path = args.require("--in"), out_path = args.require("--out");
   const float temperature = static_cast<float>(args.get_double("--temperature", 1.0));
   GTPO_CHECK(temperature > 0.0f, "score: --temperature must be positive, got ", temperature);
-  model::LoadedModel loaded = model::load_model(args.require("--checkpoint"));
+  const Device device = device_from(args);
+  prepare_device(device);
+  model::LoadedModel loaded = model::load_model(args.require("--checkpoint"), device);
   const model::Transformer& m = *loaded.model;
   const int64_t V = m.config().vocab_size;
   std::ifstream in(in_path);
@@ -71,10 +75,10 @@ int run_score(int argc, char** argv) {
                m.config().max_position_embeddings);
     nlohmann::json result = {{"logprobs", nlohmann::json::array()}, {"entropies", nlohmann::json::array()}};
     if (k < T) {
-      Tensor logits = m.forward(Tensor::from_ints(tokens, {1, T}));
+      Tensor logits = m.forward(Tensor::from_ints(tokens, {1, T}, m.device()));
       Tensor rows = ops::reshape(ops::slice(logits, 1, k - 1, T - 1), {T - k, V});
       std::vector<int32_t> targets(tokens.begin() + k, tokens.end());
-      ops::LogprobEntropy lp = ops::token_logprob_entropy(rows, Tensor::from_ints(targets, {T - k}), temperature);
+      ops::LogprobEntropy lp = ops::token_logprob_entropy(rows, Tensor::from_ints(targets, {T - k}, m.device()), temperature);
       result["logprobs"] = lp.logprob.to_vector();
       result["entropies"] = lp.entropy.to_vector();
     }

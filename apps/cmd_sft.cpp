@@ -4,6 +4,7 @@
 
 #include "apps/args.h"
 #include "apps/commands.h"
+#include "apps/device_setup.h"
 #include "apps/run_setup.h"
 #include "model/checkpoint.h"
 #include "rl/evaluate.h"
@@ -15,7 +16,8 @@
 namespace gtpo::apps {
 
 namespace {
-const std::vector<FlagSpec> kFlags = {{"--out", true, "checkpoint directory (default: train.out_dir + /sft)"}};
+const std::vector<FlagSpec> kFlags = {{"--out", true, "checkpoint directory (default: train.out_dir + /sft)"},
+                                      device_flag("train.device, cpu; same as train.device=VALUE")};
 }
 
 int run_sft(int argc, char** argv) {
@@ -29,7 +31,9 @@ int run_sft(int argc, char** argv) {
     return 0;
   }
   GTPO_CHECK(args.positionals().size() == 1, "sft: expected one CONFIG.yaml (see --help)");
-  rl::RunConfig config = rl::load_run_config(args.positionals()[0], args.overrides());
+  rl::ConfigOverrides overrides = args.overrides();
+  add_device_override(args, overrides);
+  rl::RunConfig config = rl::load_run_config(args.positionals()[0], overrides);
   GTPO_CHECK(config.sft.steps > 0, "sft: sft.steps is 0; set it in the config or as sft.steps=N");
   RunObjects run = build_run(config);
   rl::TrainerOptions o = trainer_options(config);

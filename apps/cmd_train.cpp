@@ -4,6 +4,7 @@
 
 #include "apps/args.h"
 #include "apps/commands.h"
+#include "apps/device_setup.h"
 #include "apps/run_setup.h"
 #include "rl/run_config.h"
 #include "rl/trainer.h"
@@ -13,7 +14,8 @@ namespace gtpo::apps {
 
 namespace {
 const std::vector<FlagSpec> kFlags = {
-    {"--resume", true, "continue the run in this directory from its latest checkpoint (its config.yaml is used)"}};
+    {"--resume", true, "continue the run in this directory from its latest checkpoint (its config.yaml is used)"},
+    device_flag("train.device, cpu; same as train.device=VALUE")};
 }
 
 int run_train(int argc, char** argv) {
@@ -40,12 +42,15 @@ int run_train(int argc, char** argv) {
   }
   rl::ConfigOverrides overrides = args.overrides();
   if (resume) overrides.emplace_back("train.out_dir", args.get("--resume", ""));
+  add_device_override(args, overrides);
   rl::RunConfig config = rl::load_run_config(config_path, overrides);
   RunObjects run = build_run(config);
   install_stop_handler();
-  std::fprintf(stderr, "gtpo train: %s on task %s, %s model with %lld parameters -> %s\n", config.rl.algo.c_str(),
-               run.source->name().c_str(), model::architecture_name(run.model->config().architecture),
-               static_cast<long long>(run.model->parameters().numel()), config.train.out_dir.c_str());
+  std::fprintf(stderr, "gtpo train: %s on task %s, %s model with %lld parameters on %s -> %s\n",
+               config.rl.algo.c_str(), run.source->name().c_str(),
+               model::architecture_name(run.model->config().architecture),
+               static_cast<long long>(run.model->parameters().numel()), device_name(run.model->device()),
+               config.train.out_dir.c_str());
   rl::Trainer trainer(*run.model, *run.tokenizer, *run.source, trainer_options(config));
   rl::TrainSummary s = trainer.run(resume);
   std::printf("test accuracy (greedy): before RL %.3f -> after RL %.3f (%+.1f points) after %lld steps%s\n",

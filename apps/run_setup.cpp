@@ -6,6 +6,7 @@
 
 #include <csignal>
 
+#include "apps/device_setup.h"
 #include "data/tasks/registry.h"
 #include "data/tokenizer/char_tokenizer.h"
 #include "model/checkpoint.h"
@@ -35,10 +36,19 @@ void stop_handler(int) {
 }
 }  // namespace
 
+void add_device_override(const Args& args, rl::ConfigOverrides& overrides) {
+  if (!args.has("--device")) return;
+  const std::string value = args.get("--device", "");
+  parse_device("--device", value);
+  overrides.emplace_back("train.device", value);
+}
+
 void install_stop_handler() { std::signal(SIGINT, stop_handler); }
 
 RunObjects build_run(rl::RunConfig& c) {
   if (c.train.threads > 0) omp_set_num_threads(static_cast<int>(c.train.threads));
+  // First, so that a missing GPU is reported before any work (and before the task is built).
+  prepare_device(c.train.device, BackendOptions{c.train.matmul_precision, c.train.deterministic});
   RunObjects run;
   if (!c.task.train_file.empty())
     run.source = std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_files(c.task.train_file, c.task.test_file));
@@ -47,7 +57,7 @@ RunObjects build_run(rl::RunConfig& c) {
         rl::ProblemSource::from_task(data::make_task(c.task.name, c.task.options), c.train.seed));
 
   if (!c.train.init_from.empty()) {
-    model::LoadedModel loaded = model::load_model(c.train.init_from);
+    model::LoadedModel loaded = model::load_model(c.train.init_from, c.train.device);
     run.model = std::move(loaded.model);
     run.tokenizer = loaded.tokenizer ? std::move(loaded.tokenizer)
                                      : make_tokenizer(c.tokenizer, *run.source, run.model->config().vocab_size);
@@ -57,7 +67,7 @@ RunObjects build_run(rl::RunConfig& c) {
     run.tokenizer = make_tokenizer(c.tokenizer, *run.source, c.model->vocab_size);
     if (c.model->vocab_size == 0) c.model->vocab_size = run.tokenizer->vocab_size();
     model::validate_model_config(*c.model, "model section");
-    run.model = std::make_unique<model::Transformer>(*c.model);
+    run.model = std::make_unique<model::Transformer>(*c.model, c.train.device);
     run.model->init_weights(c.train.seed);
   }
   GTPO_CHECK(run.tokenizer->vocab_size() <= run.model->config().vocab_size, "the tokenizer has ",

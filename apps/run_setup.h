@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 
+#include "apps/args.h"
 #include "data/tokenizer/tokenizer.h"
 #include "model/transformer.h"
 #include "rl/problem_source.h"
@@ -19,8 +20,13 @@ struct RunObjects {
 
 // Builds the problem source, the tokenizer and the model (from train.init_from, or freshly initialised
 // from the model section with train.seed). vocab_size 0 in the model section means the tokenizer's size.
+// The model lives on train.device, whose backend is first configured with train.matmul_precision and
+// train.deterministic; an unavailable device is a gtpo::Error before anything else is done.
 RunObjects build_run(rl::RunConfig& config);
 rl::TrainerOptions trainer_options(const rl::RunConfig& config);
+// The "--device cpu|cuda" argument of train and sft as the config override train.device=VALUE (checked
+// here, so a bad value names the flag); nothing when the flag is absent.
+void add_device_override(const Args& args, rl::ConfigOverrides& overrides);
 // Installs a SIGINT handler that asks the trainer to stop and checkpoint (a second ^C kills).
 void install_stop_handler();
 

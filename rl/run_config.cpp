@@ -149,6 +149,9 @@ void validate(const RunConfig& c, const std::string& where) {
              ": optim.warmup_steps needs optim.schedule constant_with_warmup or cosine");
   GTPO_CHECK(c.sft.schedule != optim::LrScheduleKind::constant || c.sft.warmup_steps == 0, where,
              ": sft.warmup_steps needs sft.schedule constant_with_warmup or cosine");
+  GTPO_CHECK(c.train.matmul_precision == MatmulPrecision::fp32 || c.train.device == Device::cuda, where,
+             ": train.matmul_precision ", matmul_precision_name(c.train.matmul_precision),
+             " needs train.device cuda (tf32 and bf16 are GPU-only; the CPU computes in fp32)");
   GTPO_CHECK(c.rl.mini_batch_prompts <= c.train.prompts_per_step, where, ": rl.mini_batch_prompts (",
              c.rl.mini_batch_prompts, ") exceeds train.prompts_per_step (", c.train.prompts_per_step, ")");
 }

@@ -13,6 +13,7 @@
 #include "data/tasks/options.h"
 #include "model/model_config.h"
 #include "rl/rl_config.h"
+#include "runtime/backend.h"
 #include "runtime/optim/lr_schedule.h"
 
 namespace gtpo::rl {
@@ -74,6 +75,9 @@ struct TrainSection {
   int64_t checkpoint_every = 50;  // 0 = only at the end
   int64_t sample_every = 10;      // 0 = never
   int64_t threads = 0;            // 0 = library default
+  Device device = Device::cpu;    // where the model lives and every op runs
+  MatmulPrecision matmul_precision = MatmulPrecision::fp32;  // tf32/bf16: GPU-only speed modes
+  bool deterministic = true;      // GPU: bitwise-repeatable kernels and cuBLAS (the CPU always is)
 };
 
 struct EvalSection {

@@ -73,6 +73,9 @@ TEST_CASE("a config with only a model gets every documented default", "[config]"
   CHECK(c.log.every == 1);
   CHECK(c.log.progress);
   CHECK(c.log.samples == 2);
+  CHECK(c.train.device == gtpo::Device::cpu);
+  CHECK(c.train.matmul_precision == gtpo::MatmulPrecision::fp32);
+  CHECK(c.train.deterministic);
 }
 
 TEST_CASE("every key is read from its section", "[config]") {
@@ -234,6 +237,26 @@ TEST_CASE("bad enum values list the accepted words", "[config]") {
                     Contains("rl.algo: unknown algorithm 'ppo'") && Contains("dapo_forking"));
   CHECK_THROWS_WITH(parse(kModel + "gtpo: {adv_norm: both}\n"),
                     Contains("gtpo.adv_norm: expected one of joint|separate, got 'both'"));
+}
+
+TEST_CASE("device, matmul_precision and deterministic: values, errors and the GPU-only rule", "[config]") {
+  const RunConfig c = parse(kModel + "train: {device: cuda, matmul_precision: bf16, deterministic: false}\n");
+  CHECK(c.train.device == gtpo::Device::cuda);
+  CHECK(c.train.matmul_precision == gtpo::MatmulPrecision::bf16);
+  CHECK_FALSE(c.train.deterministic);
+  CHECK(parse(kModel, {{"train.device", "cuda"}, {"train.matmul_precision", "tf32"}}).train.matmul_precision ==
+        gtpo::MatmulPrecision::tf32);
+  CHECK_THROWS_WITH(parse(kModel + "train: {device: gpu}\n"),
+                    Contains("run.yaml:2: train.device: expected one of cpu|cuda, got 'gpu'"));
+  CHECK_THROWS_WITH(parse(kModel + "train:\n  device: cuda\n  matmul_precision: fp16\n"),
+                    Contains("run.yaml:4: train.matmul_precision: expected one of fp32|tf32|bf16, got 'fp16'"));
+  CHECK_THROWS_WITH(parse(kModel + "train: {deterministic: sometimes}\n"),
+                    Contains("run.yaml:2: train.deterministic: expected true or false, got 'sometimes'"));
+  CHECK_THROWS_WITH(parse(kModel + "train: {matmul_precision: bf16}\n"),
+                    Contains("run.yaml: train.matmul_precision bf16 needs train.device cuda"));
+  CHECK_THROWS_WITH(parse(kModel, {{"train.matmul_precision", "tf32"}}),
+                    Contains("train.matmul_precision tf32 needs train.device cuda"));
+  CHECK_NOTHROW(parse(kModel + "train: {deterministic: false}\n"));  // accepted on the CPU, which always is
 }
 
 TEST_CASE("YAML syntax errors give the file and line", "[config]") {
