@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/model_config.h"
+#include "runtime/backend.h"
 
 namespace gtpo::apps::bench {
 
@@ -24,7 +25,17 @@ struct Options {
   int64_t warmup = -1;           // untimed runs first; -1: the workload's default
   uint64_t seed = 0;             // weights and token ids
   std::string config;            // rlstep: run config; empty = configs/quickstart.yaml or a built-in one
+  Device device = Device::cpu;   // where the model runs; cuda also reports MFU (train)
+  MatmulPrecision precision = MatmulPrecision::fp32;  // tf32/bf16: cuda only
+  std::string gpu_name;          // filled in by run_workload on cuda (picks the MFU peak)
 };
+
+// The shape a workload uses when --shape is not given: small on the CPU; on cuda, train and rollout use
+// gpt2-124m-1024 (GPT-2 124M at T = 1024; 256 rollout sequences).
+std::string default_shape(const std::string& workload, Device device);
+
+// Dense peak FLOP/s of a GPU at a matmul precision, from its name; 0 when the GPU is not in the table.
+double gpu_peak_flops(const std::string& gpu_name, MatmulPrecision precision);
 
 // Rollout sizes: prompts x group samples, prompt_len random prompt tokens, new_tokens generated each.
 struct RolloutShape {
@@ -52,7 +63,9 @@ double train_flops_per_token(const model::ModelConfig& c, int64_t seq);
 double rollout_flops(const model::ModelConfig& c, const RolloutShape& r);
 
 // Runs fn warmup times untimed, then runs times, logging each to stderr; returns the seconds of each.
-std::vector<double> time_runs(const std::function<void()>& fn, int64_t runs, int64_t warmup, const std::string& label);
+// `device` is synchronised before and after every timed run, so queued GPU work is counted where it runs.
+std::vector<double> time_runs(const std::function<void()>& fn, int64_t runs, int64_t warmup, const std::string& label,
+                              Device device = Device::cpu);
 double median(std::vector<double> v);
 double current_rss_mb();  // resident now, from /proc/self/statm
 double peak_rss_mb();     // ru_maxrss
@@ -66,8 +79,9 @@ nlohmann::json bench_rollout(const Options& o);
 nlohmann::json bench_sgemm(const Options& o);
 nlohmann::json bench_rlstep(const Options& o);
 
-// Validates o, sets the thread count, runs the workload and returns the full record: impl, workload,
-// shape, threads, the workload's fields, peak_rss_mb, peak_rss_delta_mb and allocator_peak_mb.
+// Validates o, sets the thread count, prepares the device, runs the workload and returns the full record:
+// impl, workload, shape, threads, device, precision (and gpu, on cuda), the workload's fields, peak_rss_mb,
+// peak_rss_delta_mb and allocator_peak_mb (of the device's allocator).
 nlohmann::json run_workload(const Options& o);
 
 }  // namespace gtpo::apps::bench

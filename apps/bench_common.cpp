@@ -10,7 +10,12 @@
 #include <fstream>
 
 #include "apps/bench.h"
+#include "runtime/backend.h"
 #include "runtime/cpu/cpu_backend.h"
+#ifdef GTPO_WITH_CUDA
+#include "runtime/cuda/cuda_backend.h"
+#include "runtime/cuda/cuda_device_info.h"
+#endif
 #include "runtime/error.h"
 #include "runtime/random.h"
 
@@ -35,6 +40,12 @@ const ShapeText kShapes[] = {
      "architecture: gpt2\nvocab_size: 50257\nhidden_size: 768\nnum_hidden_layers: 12\nnum_attention_heads: 12\n"
      "max_position_embeddings: 1024\n",
      4, 64, RolloutShape{}, false},
+    // GPU-sized (gtpo only, no torch_bench.py counterpart): GPT-2 124M trained at its full context, and a
+    // rollout of 256 sequences (32 prompts x G 8, 32 prompt tokens, 128 new tokens). The default on cuda.
+    {"gpt2-124m-1024",
+     "architecture: gpt2\nvocab_size: 50257\nhidden_size: 768\nnum_hidden_layers: 12\nnum_attention_heads: 12\n"
+     "max_position_embeddings: 1024\n",
+     8, 1024, RolloutShape{32, 8, 32, 128}, false},
     // For tests: seconds become milliseconds.
     {"tiny",
      "architecture: llama\nvocab_size: 64\nhidden_size: 32\nnum_hidden_layers: 2\nnum_attention_heads: 4\n"
@@ -66,6 +77,36 @@ std::vector<std::string> public_shape_names() {
   return names;
 }
 
+std::string default_shape(const std::string& workload, Device device) {
+  if (device == Device::cuda && (workload == "train" || workload == "rollout")) return "gpt2-124m-1024";
+  return "small";
+}
+
+namespace {
+// Dense (no structured sparsity) peak tensor/vector throughput in TFLOP/s. Source: NVIDIA's H200 and H100
+// datasheets (nvidia.com/en-us/data-center/h200, .../h100: SXM column; their TF32/BF16 figures are "with
+// sparsity", halved here) and the A100 datasheet (.../a100, SXM). fp32 is the non-tensor-core FP32 peak,
+// which is what an fp32 cuBLAS SGEMM can reach.
+struct GpuPeak {
+  const char* name_contains;
+  double fp32, tf32, bf16;
+};
+const GpuPeak kGpuPeaks[] = {
+    {"H200", 67.0, 495.0, 989.0},   // H200 SXM
+    {"H100 80GB HBM3", 67.0, 495.0, 989.0},  // H100 SXM (the PCIe card reports "H100 PCIe")
+    {"A100", 19.5, 156.0, 312.0},   // A100 SXM 40/80 GB
+};
+}  // namespace
+
+double gpu_peak_flops(const std::string& gpu_name, MatmulPrecision precision) {
+  for (const GpuPeak& p : kGpuPeaks) {
+    if (gpu_name.find(p.name_contains) == std::string::npos) continue;
+    const double tflops = precision == MatmulPrecision::fp32 ? p.fp32 : precision == MatmulPrecision::tf32 ? p.tf32 : p.bf16;
+    return tflops * 1e12;
+  }
+  return 0.0;
+}
+
 int64_t matmul_params(const model::ModelConfig& c) {
   const int64_t C = c.hidden_size, D = c.head_dim(), H = c.num_attention_heads, KV = c.num_key_value_heads;
   const int64_t F = c.intermediate_size;
@@ -89,13 +130,17 @@ double rollout_flops(const model::ModelConfig& c, const RolloutShape& r) {
   return flops;
 }
 
-std::vector<double> time_runs(const std::function<void()>& fn, int64_t runs, int64_t warmup, const std::string& label) {
+std::vector<double> time_runs(const std::function<void()>& fn, int64_t runs, int64_t warmup, const std::string& label,
+                              Device device) {
   using Clock = std::chrono::steady_clock;
+  Backend& backend = backend_for(device);
   for (int64_t i = 0; i < warmup; ++i) fn();
   std::vector<double> out;
   for (int64_t i = 0; i < runs; ++i) {
+    backend.synchronize();
     const auto t0 = Clock::now();
     fn();
+    backend.synchronize();
     out.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
     std::fprintf(stderr, "  %s run %lld/%lld: %.1f ms\n", label.c_str(), static_cast<long long>(i + 1),
                  static_cast<long long>(runs), out.back() * 1e3);
@@ -131,7 +176,20 @@ std::vector<int32_t> random_tokens(uint64_t seed, uint64_t stream, int64_t n, in
   return ids;
 }
 
-nlohmann::json run_workload(const Options& o) {
+namespace {
+size_t allocator_peak_bytes(Device device) {
+#ifdef GTPO_WITH_CUDA
+  if (device == Device::cuda)
+    if (auto* cuda = dynamic_cast<cuda::CudaBackend*>(&backend_for(device))) return cuda->allocator_stats().peak_bytes_in_use;
+#endif
+  (void)device;
+  return cpu_backend().allocator_stats().peak_bytes_in_use;
+}
+}  // namespace
+
+nlohmann::json run_workload(const Options& options) {
+  Options o = options;
+  if (!o.shape_given) o.shape = default_shape(o.workload, o.device);
   const std::vector<std::string> workloads = {"train", "rollout", "sgemm", "rlstep"};
   GTPO_CHECK(std::find(workloads.begin(), workloads.end(), o.workload) != workloads.end(), "bench: unknown --workload '",
              o.workload, "'; valid workloads: train, rollout, sgemm, rlstep");
@@ -141,14 +199,26 @@ nlohmann::json run_workload(const Options& o) {
   GTPO_CHECK(o.config.empty() || o.workload == "rlstep", "bench: --config applies to --workload rlstep only");
   if (o.workload == "rlstep")
     GTPO_CHECK(!o.shape_given, "bench: rlstep takes no --shape; its model comes from the run config (--config)");
-  if (o.workload == "rollout") GTPO_CHECK(o.shape != "gpt2-124m", "bench: rollout uses the small model only");
+  if (o.workload == "rollout")
+    GTPO_CHECK(o.shape != "gpt2-124m", "bench: rollout uses the small or gpt2-124m-1024 model, not gpt2-124m");
   if (o.workload != "sgemm" && o.workload != "rlstep") model_shape(o.shape);  // unknown shape: error before work
   if (o.threads > 0) omp_set_num_threads(o.threads);
+  // Throws when the device is missing or the precision is not supported there (tf32/bf16 on the CPU).
+  backend_for(o.device).configure(BackendOptions{o.precision, /*deterministic=*/true});
 
   nlohmann::json rec = {{"impl", "gtpo"},
                         {"workload", o.workload},
                         {"shape", nullptr},
-                        {"threads", omp_get_max_threads()}};
+                        {"threads", omp_get_max_threads()},
+                        {"device", device_name(o.device)},
+                        {"precision", matmul_precision_name(o.precision)},
+                        {"deterministic", true}};
+#ifdef GTPO_WITH_CUDA
+  if (o.device == Device::cuda) {
+    o.gpu_name = cuda::device_info(0).name;
+    rec["gpu"] = o.gpu_name;
+  }
+#endif
   if (o.workload == "train" || o.workload == "rollout") rec["shape"] = o.shape;
   nlohmann::json res = o.workload == "train"     ? bench_train(o)
                        : o.workload == "rollout" ? bench_rollout(o)
@@ -161,8 +231,7 @@ nlohmann::json run_workload(const Options& o) {
   if (res.contains("baseline_rss_mb")) rec["peak_rss_delta_mb"] = peak - res["baseline_rss_mb"].get<double>();
   // The runtime's own view: the most tensor bytes live at once (RSS also counts code, Eigen's blocking
   // buffers and the allocator's cached free blocks).
-  rec["allocator_peak_mb"] =
-      static_cast<double>(cpu_backend().allocator_stats().peak_bytes_in_use) / (1024.0 * 1024.0);
+  rec["allocator_peak_mb"] = static_cast<double>(allocator_peak_bytes(o.device)) / (1024.0 * 1024.0);
   return rec;
 }
 

@@ -23,7 +23,7 @@ nlohmann::json bench_train(const Options& o) {
   const ModelShape shape = model_shape(o.shape);
   const model::ModelConfig& c = shape.model;
   const int64_t B = shape.batch, T = shape.seq, V = c.vocab_size;
-  model::Transformer model(c);
+  model::Transformer model(c, o.device);
   model.init_weights(o.seed);
   optim::AdamWOptions adam;
   adam.lr = 1e-3f;
@@ -37,7 +37,7 @@ nlohmann::json bench_train(const Options& o) {
     x.insert(x.end(), ids.begin() + b * (T + 1), ids.begin() + b * (T + 1) + T);
     y.insert(y.end(), ids.begin() + b * (T + 1) + 1, ids.begin() + (b + 1) * (T + 1));
   }
-  const Tensor inputs = Tensor::from_ints(x, {B, T}), targets = Tensor::from_ints(y, {B * T});
+  const Tensor inputs = Tensor::from_ints(x, {B, T}, o.device), targets = Tensor::from_ints(y, {B * T}, o.device);
   const double baseline = current_rss_mb();
   std::vector<float> losses;
 
@@ -53,11 +53,23 @@ nlohmann::json bench_train(const Options& o) {
   const int64_t runs = o.runs > 0 ? o.runs : 5, warmup = o.warmup >= 0 ? o.warmup : 2;
   std::fprintf(stderr, "gtpo: train %s, %lld timed runs after %lld warm-up\n", o.shape.c_str(),
                static_cast<long long>(runs), static_cast<long long>(warmup));
-  const std::vector<double> seconds = time_runs(step, runs, warmup, "train step");
+  const std::vector<double> seconds = time_runs(step, runs, warmup, "train step", o.device);
   const double med = median(seconds);
   const double fpt = train_flops_per_token(c, T);
   const double tokens = static_cast<double>(B * T);
+  // MFU = (6N + 12LCT) * tokens/s / the GPU's dense peak at this precision (null off the GPU or for a GPU
+  // that is not in the peak table).
+  nlohmann::json mfu = nullptr, peak = nullptr;
+  if (o.device == Device::cuda && !o.gpu_name.empty()) {
+    const double p = gpu_peak_flops(o.gpu_name, o.precision);
+    if (p > 0.0) {
+      mfu = fpt * tokens / med / p;
+      peak = p / 1e12;
+    }
+  }
   return {{"tokens_per_s", tokens / med},
+          {"mfu", mfu},
+          {"peak_tflops", peak},
           {"runs", rates(seconds, tokens)},
           {"step_s", med},
           {"tokens_per_step", B * T},
@@ -74,7 +86,7 @@ nlohmann::json bench_rollout(const Options& o) {
   const ModelShape shape = model_shape(o.shape);
   const model::ModelConfig& c = shape.model;
   const RolloutShape& r = shape.rollout;
-  model::Transformer model(c);
+  model::Transformer model(c, o.device);
   model.init_weights(o.seed);
   std::vector<model::PromptInput> prompts(static_cast<size_t>(r.prompts));
   for (int64_t p = 0; p < r.prompts; ++p) {
@@ -100,7 +112,7 @@ nlohmann::json bench_rollout(const Options& o) {
   const int64_t runs = o.runs > 0 ? o.runs : 5, warmup = o.warmup >= 0 ? o.warmup : 2;
   std::fprintf(stderr, "gtpo: rollout %s, %lld timed runs after %lld warm-up\n", o.shape.c_str(),
                static_cast<long long>(runs), static_cast<long long>(warmup));
-  const std::vector<double> seconds = time_runs(generate, runs, warmup, "rollout");
+  const std::vector<double> seconds = time_runs(generate, runs, warmup, "rollout", o.device);
   const int64_t R = r.prompts * r.group;
   GTPO_CHECK(generated == R * r.new_tokens, "bench: rollout generated ", generated, " tokens, expected ",
              R * r.new_tokens);

@@ -12,6 +12,7 @@
 #include "rl/policy_update.h"
 #include "rl/rollout_phase.h"
 #include "rl/run_config.h"
+#include "runtime/backend.h"
 
 namespace gtpo::apps::bench {
 
@@ -56,6 +57,9 @@ nlohmann::json bench_rlstep(const Options& o) {
                                        : rl::load_run_config(where);
   config.train.seed = o.seed;
   config.train.init_from.clear();  // always a freshly initialised model
+  config.train.device = o.device;
+  config.train.matmul_precision = o.precision;
+  config.train.deterministic = true;
   RunObjects run = build_run(config);
   rl::TrainerOptions to = trainer_options(config);
   // The trainer's own preparation of the step (rl/trainer.cpp).
@@ -95,6 +99,7 @@ nlohmann::json bench_rlstep(const Options& o) {
     p.scoring = seconds_since(t);
     t = std::chrono::steady_clock::now();
     rl::UpdateStats up = rl::run_policy_update(*run.model, optimizer, batch, adv, to.rl, uo, reference.get());
+    backend_for(o.device).synchronize();
     p.update = seconds_since(t);
     p.generated = batch.sampler.generated_tokens;
     p.update_tokens = up.tokens;
@@ -104,7 +109,7 @@ nlohmann::json bench_rlstep(const Options& o) {
   const std::string name = where.empty() ? "built-in" : where;
   std::fprintf(stderr, "gtpo: rlstep (%s config), %lld timed runs after %lld warm-up\n", name.c_str(),
                static_cast<long long>(runs), static_cast<long long>(warmup));
-  const std::vector<double> seconds = time_runs(step, runs, warmup, "rl step");
+  const std::vector<double> seconds = time_runs(step, runs, warmup, "rl step", o.device);
 
   std::vector<double> rollout, scoring, update, rollout_rate, update_rate, step_rate;
   for (size_t i = phases.size() - seconds.size(); i < phases.size(); ++i) {

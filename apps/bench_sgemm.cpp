@@ -19,10 +19,10 @@ const std::vector<Gemm> kShapes = {{2048, 256, 768},  {2048, 256, 1408}, {2048, 
                                    {256, 3072, 768},  {256, 768, 50257}, {1024, 1024, 1024}};
 const std::vector<Gemm> kTinyShapes = {{64, 32, 48}, {32, 64, 32}};
 
-Tensor random_matrix(uint64_t seed, uint64_t stream, int64_t rows, int64_t cols) {
+Tensor random_matrix(uint64_t seed, uint64_t stream, int64_t rows, int64_t cols, Device device) {
   std::vector<float> v(static_cast<size_t>(rows * cols));
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(counter_normal(seed, stream, i));
-  return Tensor::from_vector(v, {rows, cols});
+  return Tensor::from_vector(v, {rows, cols}, device);
 }
 }  // namespace
 
@@ -37,10 +37,13 @@ nlohmann::json bench_sgemm(const Options& o) {
   size_t best = 0;
   for (size_t si = 0; si < shapes.size(); ++si) {
     const Gemm& s = shapes[si];
-    const Tensor a = random_matrix(o.seed, 2 * si, s.m, s.k), b = random_matrix(o.seed, 2 * si + 1, s.k, s.n);
+    const Tensor a = random_matrix(o.seed, 2 * si, s.m, s.k, o.device),
+                 b = random_matrix(o.seed, 2 * si + 1, s.k, s.n, o.device);
     const double flop = 2.0 * static_cast<double>(s.m * s.k * s.n);
-    // As torch_bench.py: repeat inside one timed run so that a run lasts >= ~20 ms at 100 GFLOP/s.
-    const int64_t reps = std::max<int64_t>(1, static_cast<int64_t>(2e9 / flop));
+    // As torch_bench.py: repeat inside one timed run so that a run lasts >= ~20 ms at 100 GFLOP/s (on a
+    // GPU, >= ~20 ms at 50 TFLOP/s).
+    const double work = o.device == Device::cuda ? 1e12 : 2e9;
+    const int64_t reps = std::max<int64_t>(1, static_cast<int64_t>(work / flop));
     auto run = [&] {
       for (int64_t i = 0; i < reps; ++i) {
         Tensor c = ops::matmul(a, b);  // output from the caching allocator: no system allocation per call
@@ -49,7 +52,7 @@ nlohmann::json bench_sgemm(const Options& o) {
     char label[96];
     std::snprintf(label, sizeof label, "sgemm %lldx%lldx%lld x%lld", static_cast<long long>(s.m),
                   static_cast<long long>(s.k), static_cast<long long>(s.n), static_cast<long long>(reps));
-    const std::vector<double> seconds = time_runs(run, runs, warmup, label);
+    const std::vector<double> seconds = time_runs(run, runs, warmup, label, o.device);
     nlohmann::json per_run = nlohmann::json::array();
     for (double t : seconds) per_run.push_back(flop * static_cast<double>(reps) / t / 1e9);
     const double g = flop * static_cast<double>(reps) / median(seconds) / 1e9;

@@ -5,6 +5,7 @@
 #include "apps/args.h"
 #include "apps/bench.h"
 #include "apps/commands.h"
+#include "apps/device_setup.h"
 #include "runtime/error.h"
 
 namespace gtpo::apps {
@@ -12,13 +13,15 @@ namespace gtpo::apps {
 namespace {
 const std::vector<FlagSpec> kFlags = {
     {"--workload", true, "train, rollout, sgemm or rlstep (required)"},
-    {"--shape", true, "train: small (default) or gpt2-124m; rollout: small"},
+    {"--shape", true, "small, gpt2-124m (train only) or gpt2-124m-1024 (default: small; on cuda gpt2-124m-1024)"},
     {"--threads", true, "OpenMP threads; 0 = the default (OMP_NUM_THREADS or every core)"},
     {"--runs", true, "timed runs; the median is reported (default 5, sgemm 7)"},
     {"--warmup", true, "untimed runs first (default 2)"},
     {"--quick", false, "3 timed runs after 1 warm-up (unless --runs / --warmup say otherwise)"},
     {"--seed", true, "seed of the random weights and token ids (default 0)"},
     {"--config", true, "rlstep: run config (default configs/quickstart.yaml when it exists, else built in)"},
+    {"--device", true, "cpu or cuda: where the model runs (default cpu); cuda synchronises around timed runs"},
+    {"--precision", true, "fp32 (default), tf32 or bf16 GEMMs (tf32/bf16: --device cuda only)"},
     {"--json", false, "print one JSON line (the fields of torch_bench.py, \"impl\": \"gtpo\")"}};
 
 const char* kDescription =
@@ -34,7 +37,14 @@ const char* kDescription =
     "  small      llama: hidden 256, 4 layers, 4 heads (4 kv), intermediate 704, vocab 512, untied head;\n"
     "             train batch 16 x T 128\n"
     "  gpt2-124m  gpt2: hidden 768, 12 layers, 12 heads, vocab 50257, 1024 positions, tied head;\n"
-    "             train batch 4 x T 64\n\n"
+    "             train batch 4 x T 64\n"
+    "  gpt2-124m-1024  the same model at its full context (gtpo only, the default on cuda): train batch\n"
+    "             8 x T 1024; rollout 256 sequences (32 prompts x G 8, 32 prompt tokens, 128 new tokens)\n\n"
+    "on cuda:\n"
+    "  train also reports MFU = (6N + 12 L C T) * tokens/s / the GPU's dense peak at --precision, where N\n"
+    "  counts the weights that enter a matmul (LM head included) and 12LCT is attention's QK^T and AV\n"
+    "  (forward + backward, causal mask not discounted). Peaks (TFLOP/s, fp32/tf32/bf16): H200 and H100\n"
+    "  SXM 67/495/989, A100 19.5/156/312 (NVIDIA datasheets, dense); another GPU gets mfu null.\n\n"
     "Weights are random (init_weights(seed)). Peak memory is the process's ru_maxrss, so run one workload\n"
     "per process (scripts/bench/run.sh does); allocator_peak_mb is the most tensor memory live at once.";
 
@@ -42,13 +52,20 @@ void print_human(const nlohmann::json& r) {
   auto num = [&](const char* key) { return r.contains(key) && r[key].is_number() ? r[key].get<double>() : 0.0; };
   std::cout << "gtpo bench " << r["workload"].get<std::string>();
   if (r["shape"].is_string()) std::cout << ' ' << r["shape"].get<std::string>();  // (" " + s trips GCC 12's -Wrestrict)
-  std::cout << ", " << r["threads"].get<int>()
-            << " threads\n";
+  std::cout << ", " << r["threads"].get<int>() << " threads";
+  if (r.value("device", "cpu") != "cpu")
+    std::cout << ", " << r["device"].get<std::string>() << ' ' << r.value("gpu", std::string("?")) << ' '
+              << r["precision"].get<std::string>();
+  std::cout << "\n";
   char buf[256];
   const std::string w = r["workload"].get<std::string>();
   if (w == "train") {
     std::snprintf(buf, sizeof buf, "  %.1f tok/s (step %.1f ms), %.1f GFLOP/s, loss %.4f -> %.4f\n",
                   num("tokens_per_s"), num("step_s") * 1e3, num("gflops"), num("loss_first"), num("loss_last"));
+    if (r.contains("mfu") && r["mfu"].is_number()) {
+      std::cout << buf;
+      std::snprintf(buf, sizeof buf, "  MFU %.1f%% of %.0f TFLOP/s\n", 100.0 * num("mfu"), num("peak_tflops"));
+    }
   } else if (w == "rollout") {
     std::snprintf(buf, sizeof buf, "  %.1f tok/s (%.1f ms: prefill %.1f, decode %.1f), decode %.1f tok/s, %.1f GFLOP/s\n",
                   num("tokens_per_s"), num("rollout_s") * 1e3, num("prefill_s") * 1e3, num("decode_s") * 1e3,
@@ -80,7 +97,8 @@ void print_human(const nlohmann::json& r) {
 int run_bench(int argc, char** argv) {
   Args args(argc, argv, kFlags);
   if (args.help()) {
-    std::fputs(usage_text("gtpo bench --workload W [--shape S] [--threads N] [--runs R] [--warmup W] [--json]",
+    std::fputs(usage_text("gtpo bench --workload W [--shape S] [--device cpu|cuda] [--precision P] [--threads N]\n"
+                          "                  [--runs R] [--warmup W] [--json]",
                           kDescription, kFlags).c_str(), stdout);
     return 0;
   }
@@ -89,7 +107,7 @@ int run_bench(int argc, char** argv) {
   bench::Options o;
   o.workload = args.require("--workload");
   o.shape_given = args.has("--shape");
-  o.shape = args.get("--shape", "small");
+  o.shape = args.get("--shape", "");
   o.threads = static_cast<int>(args.get_int("--threads", 0));
   const bool quick = args.has("--quick");
   o.runs = args.get_int("--runs", quick ? 3 : -1);
@@ -98,6 +116,8 @@ int run_bench(int argc, char** argv) {
   GTPO_CHECK(!args.has("--warmup") || o.warmup >= 0, "bench: --warmup must be >= 0, got ", o.warmup);
   o.seed = static_cast<uint64_t>(args.get_int("--seed", 0));
   o.config = args.get("--config", "");
+  o.device = device_from(args);
+  if (args.has("--precision")) o.precision = parse_precision("--precision", args.get("--precision", ""));
   const nlohmann::json rec = bench::run_workload(o);
   if (args.has("--json"))
     std::cout << rec.dump() << std::endl;

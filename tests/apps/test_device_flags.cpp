@@ -1,0 +1,107 @@
+// --device / --precision on every command that runs a model, and the clean error (exit 1, one line naming
+// the command) when device cuda is asked for where there is none. The binary is run with GTPO_DISABLE_CUDA=1,
+// so these checks hold on a GPU machine too.
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "apps/commands.h"
+#include "runtime/error.h"
+#include "runtime/io/atomic_file.h"
+#include "tests/support/commands.h"
+
+using namespace gtpo;
+using testing::call_command;
+using Catch::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+struct Result {
+  int code = -1;
+  std::string output;  // stdout and stderr
+};
+
+Result run_gtpo(const std::string& args) {
+  const std::string cmd = "GTPO_DISABLE_CUDA=1 OMP_WAIT_POLICY=passive " + std::string(GTPO_BINARY_DIR) + "/gtpo " +
+                          args + " 2>&1";
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  size_t n = 0;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+const char* kConfig = R"(model:
+  architecture: llama
+  hidden_size: 32
+  num_hidden_layers: 1
+  num_attention_heads: 4
+  num_key_value_heads: 2
+  max_position_embeddings: 64
+task: {name: arith, difficulty: 1}
+sampler: {group_size: 2, max_new_tokens: 8}
+sft: {steps: 1, batch_size: 2}
+train: {steps: 1, prompts_per_step: 1}
+eval: {num_problems: 2, k: 1}
+log: {progress: false}
+)";
+}  // namespace
+
+TEST_CASE("apps: every model command documents --device; bench also --precision", "[apps][device]") {
+  for (const char* cmd : {"train", "sft", "eval", "sample", "score", "bench"}) {
+    INFO(cmd);
+    const Result r = run_gtpo(std::string(cmd) + " --help");
+    CHECK(r.code == 0);
+    CHECK_THAT(r.output, Contains("--device") && Contains("cpu or cuda"));
+  }
+  CHECK_THAT(run_gtpo("bench --help").output, Contains("--precision") && Contains("MFU"));
+}
+
+TEST_CASE("apps: a bad --device value names the flag and the valid values", "[apps][device]") {
+  CHECK_THROWS_WITH(call_command({"sample", "--checkpoint", "x", "--prompt", "a", "--device", "gpu"}, apps::run_sample),
+                    Contains("--device: expected cpu or cuda, got 'gpu'"));
+  CHECK_THROWS_WITH(call_command({"bench", "--workload", "train", "--precision", "fp16"}, apps::run_bench),
+                    Contains("--precision: expected fp32, tf32 or bf16, got 'fp16'"));
+  CHECK_THROWS_WITH(call_command({"bench", "--workload", "train", "--shape", "tiny", "--precision", "bf16"}, apps::run_bench),
+                    Contains("matmul_precision: bf16 needs device: cuda"));
+}
+
+TEST_CASE("apps: device cuda without a GPU is one clean error line and exit code 1", "[apps][device]") {
+  const std::string dir = testing::fresh_temp_dir("apps_device");
+  const std::string config = dir + "/run.yaml";
+  io::write_file_atomic(config, kConfig);
+  const std::string out = dir + "/run";
+  const std::string expected = "device cuda is not available";
+  struct Case {
+    const char* name;
+    std::string args;
+  };
+  const Case cases[] = {
+      {"train", "train " + config + " train.out_dir=" + out + " --device cuda"},
+      {"train", "train " + config + " train.out_dir=" + out + " train.device=cuda"},
+      {"sft", "sft " + config + " train.out_dir=" + out + " --device cuda"},
+      {"eval", "eval --checkpoint " + dir + "/none --task arith --device cuda"},
+      {"sample", "sample --checkpoint " + dir + "/none --prompt 1+1 --device cuda"},
+      {"score", "score --checkpoint " + dir + "/none --in a --out b --device cuda"},
+      {"bench", "bench --workload train --shape tiny --device cuda"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.args);
+    const Result r = run_gtpo(c.args);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.output, Contains(std::string("gtpo ") + c.name + ": error: " + expected));
+    CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);  // one line, no stack of messages
+  }
+  CHECK_FALSE(fs::exists(out));  // refused before the run directory was made
+  // The same config on the CPU runs (so it was the device, not the config, that failed above).
+  const Result cpu = run_gtpo("sft " + config + " train.out_dir=" + out + " --device cpu");
+  CHECK(cpu.code == 0);
+  INFO(cpu.output);
+  CHECK(fs::exists(out + "/sft/model.safetensors"));
+  fs::remove_all(dir);
+}
