@@ -52,7 +52,7 @@ log: {progress: false}
 )";
 }  // namespace
 
-TEST_CASE("apps: every model command documents --device; bench also --precision", "[apps][device]") {
+TEST_CASE("apps: every model command documents --device, bench also --precision", "[apps][device]") {
   for (const char* cmd : {"train", "sft", "eval", "sample", "score", "bench"}) {
     INFO(cmd);
     const Result r = run_gtpo(std::string(cmd) + " --help");

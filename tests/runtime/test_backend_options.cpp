@@ -7,7 +7,7 @@
 using namespace gtpo;
 using Catch::Matchers::Contains;
 
-TEST_CASE("cpu backend: tf32 and bf16 are GPU-only errors; fp32 and deterministic either way are accepted",
+TEST_CASE("cpu backend: tf32 and bf16 are GPU-only errors, fp32 and deterministic either way are accepted",
           "[backend]") {
   Backend& cpu = backend_for(Device::cpu);
   const BackendOptions before = cpu.options();

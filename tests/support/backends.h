@@ -4,6 +4,7 @@
 #pragma once
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ inline void check_backends(const std::string& op_name, const MultiOp& op, const 
                            double tolerance) {
   const std::vector<Device> devices = accelerator_devices();
   if (devices.empty()) {
+    // On the GPU machine (scripts/gpu_check.sh) a missing accelerator must not pass as a skip.
+    const char* required = std::getenv("GTPO_REQUIRE_CUDA");
+    if (required && *required && std::string(required) != "0")
+      FAIL(op_name << ": GTPO_REQUIRE_CUDA=1 but no accelerator backend is available");
     WARN(op_name << ": no accelerator backend available (cuda compiled out or no GPU): CPU-only, skipped");
     return;
   }
