@@ -17,3 +17,12 @@ TEST_CASE("configs: the quick start and every per-algorithm config load", "[apps
     if (f.parent_path().filename() == "algorithms") CHECK(c.rl.algo == f.stem().string());
   }
 }
+
+TEST_CASE("configs: the GPU check's config loads and asks for the GPU", "[apps][configs]") {
+  const auto path = std::filesystem::path(GTPO_SOURCE_DIR) / "configs" / "gpu-check.yaml";
+  const rl::RunConfig c = rl::load_run_config(path.string());
+  CHECK(c.train.device == Device::cuda);
+  CHECK(c.train.steps == 20);  // scripts/gpu_check.sh expects 20 lines of metrics
+  // On the CPU (a machine without a GPU) the same run is valid too.
+  CHECK(rl::load_run_config(path.string(), {{"train.device", "cpu"}}).train.device == Device::cpu);
+}

@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# The GPU check: one command for a machine with an NVIDIA GPU, from a bare checkout.
+#
+#   bash scripts/gpu_check.sh
+#
+# Steps, each with its own time limit inside an overall deadline (8 minutes on an H200):
+#   setup      scripts/setup.sh (build dependencies)
+#   gpu        nvidia-smi sees a GPU (no GPU: fails here, with that message)
+#   configure  cmake -DGTPO_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 into build-gpu/
+#   build      everything, tests included
+#   cuda-tests ctest -L cuda with GTPO_REQUIRE_CUDA=1: a test that finds no GPU fails instead of skipping
+#   parity     the op-level CPU-vs-accelerator tests and the model tests (PyTorch reference, sampler)
+#   train      a 20-step GTPO run on the GPU (configs/gpu-check.yaml)
+#   bench-*    gtpo bench train (GPT-2 124M, T 1024: tokens/s and MFU) and rollout (256 sequences) on the
+#              GPU in fp32, tf32 and bf16
+# then prints a summary table. Exit status 0 only when every step passed.
+#
+# Logs (one per step, ctest's log, bench JSON, the summary) go to $OUT when it is set, else
+# build-gpu/gpu-check/. Environment:
+#   GTPO_GPU_CHECK_BUILD_DIR   build directory (default build-gpu)
+#   GTPO_GPU_CHECK_DEADLINE    overall limit in seconds (default 470)
+#   GTPO_GPU_CHECK_NO_PROBE=1  go on without a visible GPU (to exercise this script's failure paths)
+#   GTPO_JOBS                  build parallelism (default: every core)
+set -uo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build_dir="${GTPO_GPU_CHECK_BUILD_DIR:-$root/build-gpu}"
+log_dir="${OUT:-$build_dir/gpu-check}"
+deadline_s="${GTPO_GPU_CHECK_DEADLINE:-470}"
+jobs="${GTPO_JOBS:-$(nproc)}"
+mkdir -p "$log_dir" || { echo "gpu_check: cannot create the log directory $log_dir" >&2; exit 2; }
+cd "$root" || exit 2
+
+export OMP_WAIT_POLICY=passive
+# Tests run several at a time, each computing its CPU reference: a few OpenMP threads each.
+test_jobs=$(( jobs >= 8 ? 8 : (jobs >= 2 ? jobs : 1) ))
+
+start=$SECONDS
+names=() statuses=() times=() notes=()
+failed=0
+
+# run_step NAME CAP_SECONDS NOTE COMMAND...: runs COMMAND with its output in $log_dir/NAME.log, limited to
+# CAP_SECONDS and to what is left of the deadline. Records PASS, FAIL (exit code), TIMEOUT or SKIP.
+run_step() {
+  local name="$1" cap="$2" note="$3"
+  shift 3
+  local left=$(( deadline_s - (SECONDS - start) - 5 ))
+  local limit=$(( cap < left ? cap : left ))
+  local log="$log_dir/$name.log"
+  names+=("$name")
+  if [ "$limit" -lt 5 ]; then
+    statuses+=("SKIP"); times+=("0"); notes+=("no time left within ${deadline_s}s")
+    failed=1
+    echo "== $name: skipped, the ${deadline_s}s deadline is reached"
+    return 1
+  fi
+  echo "== $name (limit ${limit}s): $*"
+  local t0=$SECONDS rc=0
+  timeout -k 10 "$limit" "$@" >"$log" 2>&1 || rc=$?
+  local took=$(( SECONDS - t0 ))
+  times+=("$took")
+  if [ "$rc" -eq 0 ]; then
+    statuses+=("PASS"); notes+=("$note")
+  elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    statuses+=("TIMEOUT"); notes+=("killed after ${limit}s; see $name.log"); failed=1
+  else
+    statuses+=("FAIL"); notes+=("exit $rc; see $name.log"); failed=1
+  fi
+  if [ "$rc" -ne 0 ]; then
+    echo "-- $name failed (exit $rc); last lines of $log:"
+    tail -n 15 "$log" | sed 's/^/   /'
+  fi
+  return "$rc"
+}
+
+# Marks the last recorded step failed with a reason (for checks made after a command succeeded).
+fail_last() {
+  local i=$(( ${#statuses[@]} - 1 ))
+  statuses[i]="FAIL"; notes[i]="$1"; failed=1
+  echo "-- ${names[i]}: $1"
+}
+
+set_note() { notes[${#notes[@]} - 1]="$1"; }  # the note of the last recorded step
+
+json_number() {  # json_number KEY FILE: the first numeric value of "KEY" in a one-line JSON file
+  grep -o "\"$1\":[-0-9.eE+]*" "$2" 2>/dev/null | head -n 1 | cut -d: -f2
+}
+
+print_summary() {
+  local total=$(( SECONDS - start ))
+  {
+    echo
+    echo "gtpo GPU check: $( [ "$failed" -eq 0 ] && echo PASSED || echo FAILED ) in ${total}s (deadline ${deadline_s}s)"
+    [ -n "${gpu_name:-}" ] && echo "GPU: $gpu_name"
+    printf '%-16s %-8s %6s  %s\n' "step" "status" "secs" "note"
+    printf '%-16s %-8s %6s  %s\n' "----" "------" "----" "----"
+    local i
+    for i in "${!names[@]}"; do
+      printf '%-16s %-8s %6s  %s\n' "${names[$i]}" "${statuses[$i]}" "${times[$i]}" "${notes[$i]}"
+    done
+    if [ -n "${bench_rows:-}" ]; then
+      echo
+      printf '%-10s %14s %8s %16s\n' "precision" "train tok/s" "MFU" "rollout tok/s"
+      printf '%s' "$bench_rows"
+      echo "(train: GPT-2 124M, batch 8 x T 1024, MFU = (6N + 12LCT) tok/s / dense peak; rollout: 256 sequences)"
+    fi
+    echo "logs: $log_dir"
+  } | tee "$log_dir/summary.txt"
+}
+
+finish() {
+  print_summary
+  exit "$failed"
+}
+
+# ---- setup and the GPU probe -------------------------------------------------------------------
+run_step setup 90 "build dependencies present" bash "$root/scripts/setup.sh" || finish
+
+if [ "${GTPO_GPU_CHECK_NO_PROBE:-0}" = "1" ]; then
+  names+=("gpu"); statuses+=("SKIP"); times+=("0"); notes+=("GTPO_GPU_CHECK_NO_PROBE=1: not probed")
+  failed=1
+elif ! command -v nvidia-smi >/dev/null 2>&1; then
+  names+=("gpu"); statuses+=("FAIL"); times+=("0")
+  notes+=("no GPU: nvidia-smi is not installed (no NVIDIA driver on this machine)")
+  failed=1
+  echo "gpu_check: no NVIDIA GPU here (nvidia-smi is missing); this check needs a GPU machine" >&2
+  finish
+else
+  if run_step gpu 20 "" nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; then
+    gpu_name="$(head -n 1 "$log_dir/gpu.log")"
+    if [ -z "$gpu_name" ]; then
+      fail_last "nvidia-smi lists no GPU"
+    else
+      set_note "$gpu_name"
+    fi
+  fi
+  if [ "${statuses[-1]}" != "PASS" ]; then
+    echo "gpu_check: no usable NVIDIA GPU is visible (nvidia-smi failed or listed none; check the driver and" \
+         "CUDA_VISIBLE_DEVICES)" >&2
+    finish
+  fi
+fi
+
+# ---- build -------------------------------------------------------------------------------------
+run_step configure 90 "GTPO_CUDA=ON, sm_90" cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
+  -DGTPO_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 || finish
+run_step build 300 "$jobs jobs" cmake --build "$build_dir" -j "$jobs" || finish
+gtpo="$build_dir/gtpo"
+
+# ---- tests -------------------------------------------------------------------------------------
+# GTPO_REQUIRE_CUDA=1: the skip helper of tests/cuda and the op harness fail where they would skip.
+run_step cuda-tests 150 "" env GTPO_REQUIRE_CUDA=1 OMP_NUM_THREADS=2 \
+  ctest --test-dir "$build_dir" -L cuda -j "$test_jobs" --output-on-failure --timeout 120
+cp "$build_dir/Testing/Temporary/LastTest.log" "$log_dir/ctest-cuda.log" 2>/dev/null
+if [ "${statuses[-1]}" = "PASS" ]; then
+  count="$(grep -Eo '[0-9]+ tests passed, 0 tests failed out of [0-9]+' "$log_dir/cuda-tests.log" | head -n 1)"
+  if grep -q "no CUDA device: skipped" "$log_dir/ctest-cuda.log" 2>/dev/null; then
+    fail_last "a cuda test skipped for want of a GPU"
+  elif [ -z "$count" ]; then
+    fail_last "no cuda tests ran (is test_cuda built?)"
+  else
+    set_note "$count"
+  fi
+fi
+
+# The runtime's op tests that compare the CPU with every accelerator, then the model suite (PyTorch
+# reference fixtures, KV cache, sampler).
+run_step parity 120 "" env GTPO_REQUIRE_CUDA=1 OMP_NUM_THREADS=2 bash -c "
+  ctest --test-dir '$build_dir' -R 'every backend agrees|accelerator backends agree' -j $test_jobs \
+    --output-on-failure --timeout 100 &&
+  ctest --test-dir '$build_dir' -L '^model\$' -j $test_jobs --output-on-failure --timeout 100"
+if [ "${statuses[-1]}" = "PASS" ]; then
+  set_note "$(grep -Eo '[0-9]+ tests passed, 0 tests failed out of [0-9]+' "$log_dir/parity.log" |
+    sed 's/ tests passed, 0 tests failed out of / of /' | paste -sd+ | sed 's/^/ops+model: /; s/$/ passed/')"
+fi
+
+# ---- a short GTPO run on the GPU ---------------------------------------------------------------
+run_dir="$log_dir/train-run"
+rm -rf "$run_dir"
+run_step train 120 "" "$gtpo" train "$root/configs/gpu-check.yaml" "train.out_dir=$run_dir"
+if [ "${statuses[-1]}" = "PASS" ]; then
+  steps="$(wc -l <"$run_dir/metrics.jsonl" 2>/dev/null || echo 0)"
+  if [ "$steps" -ne 20 ]; then
+    fail_last "metrics.jsonl has $steps steps, expected 20"
+  else
+    set_note "$(grep -o 'before RL .*points)' "$log_dir/train.log" | head -n 1)"
+  fi
+fi
+
+# ---- benchmarks --------------------------------------------------------------------------------
+bench_rows=""
+for precision in fp32 tf32 bf16; do
+  train_json="$log_dir/bench-train-$precision.json"
+  rollout_json="$log_dir/bench-rollout-$precision.json"
+  run_step "bench-$precision" 70 "" bash -c "set -o pipefail
+    '$gtpo' bench --workload train --device cuda --precision $precision --runs 3 --warmup 1 --json > '$train_json' &&
+    '$gtpo' bench --workload rollout --device cuda --precision $precision --runs 3 --warmup 1 --json > '$rollout_json'"
+  tps="$(json_number tokens_per_s "$train_json")"
+  mfu="$(json_number mfu "$train_json")"
+  rps="$(json_number tokens_per_s "$rollout_json")"
+  [ -n "$mfu" ] && mfu="$(awk -v m="$mfu" 'BEGIN { printf "%.1f%%", 100 * m }')"
+  bench_rows+="$(printf '%-10s %14s %8s %16s' "$precision" "${tps:--}" "${mfu:--}" "${rps:--}")"$'\n'
+  if [ "${statuses[-1]}" = "PASS" ]; then
+    set_note "train ${tps:-?} tok/s, MFU ${mfu:-?}, rollout ${rps:-?} tok/s"
+  fi
+done
+
+finish
