@@ -175,9 +175,13 @@ if [ "${statuses[-1]}" = "PASS" ]; then
 fi
 
 # ---- a short GTPO run on the GPU ---------------------------------------------------------------
-run_dir="$log_dir/train-run"
+# The run directory (checkpoints: megabytes) stays in the build tree; its logs are copied next to ours.
+run_dir="$build_dir/gpu-check-run"
 rm -rf "$run_dir"
 run_step train 120 "" "$gtpo" train "$root/configs/gpu-check.yaml" "train.out_dir=$run_dir"
+for f in metrics.jsonl eval.jsonl sft.jsonl samples.jsonl; do
+  cp "$run_dir/$f" "$log_dir/train-$f" 2>/dev/null
+done
 if [ "${statuses[-1]}" = "PASS" ]; then
   steps="$(wc -l <"$run_dir/metrics.jsonl" 2>/dev/null || echo 0)"
   if [ "$steps" -ne 20 ]; then
