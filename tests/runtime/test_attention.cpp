@@ -123,7 +123,9 @@ const std::vector<Config> kValueConfigs = {
     {2, 13, 13, 4, 2, 8},     // GQA, 2 groups
     {1, 70, 70, 3, 1, 16},    // MQA, crosses a query and a key block
     {2, 5, 13, 4, 4, 8},      // Tq < Tk: continuation after a prefix
-    {3, 1, 13, 4, 1, 7},      // Tq = 1: one decode step
+    {3, 1, 13, 4, 1, 7},      // Tq = 1: one decode step (the decode path)
+    {2, 3, 40, 4, 2, 37},     // Tq = 3: decode path with GQA and a head size off the vector width
+    {2, 4, 3, 2, 2, 16},      // Tq = 4 > Tk: decode path, the first query sees no key
     {1, 130, 200, 4, 2, 64},  // several blocks of both, Tq < Tk, the usual head size
     {2, 9, 5, 2, 1, 4},       // Tq > Tk: the first four queries see no key
 };
