@@ -74,6 +74,12 @@ void decode_forward(const AttentionArgs& a, const float* q, const float* k, cons
     for (int64_t b = tb; b < te; ++b) {
       const float* kb = k + b * kv_batch;
       const float* vb = v + b * kv_batch;
+      // Positions below prefix_len live in the group's shared prefix (read from cache by every row of the
+      // group, instead of from DRAM once per row).
+      const float* pk = a.prefix_len > 0 ? a.prefix_k + (b / a.prefix_group) * a.prefix_batch_stride : nullptr;
+      const float* pv = a.prefix_len > 0 ? a.prefix_v + (b / a.prefix_group) * a.prefix_batch_stride : nullptr;
+      auto key_row = [&](int64_t j) { return (j < a.prefix_len ? pk : kb) + j * kv_row; };
+      auto value_row = [&](int64_t j) { return (j < a.prefix_len ? pv : vb) + j * kv_row; };
       const int32_t* mask = a.key_mask ? a.key_mask + b * a.kv_len : nullptr;
       for (int64_t i = 0; i < a.q_len; ++i) {
         const int64_t kend = std::clamp<int64_t>(i + offset + 1, 0, a.kv_len);  // keys [0, kend) are causal
@@ -84,7 +90,7 @@ void decode_forward(const AttentionArgs& a, const float* q, const float* k, cons
         for (int64_t j = 0; j < kend; ++j) {
           const bool hidden = mask && mask[j] == 0;
           for (int64_t h = 0; h < heads; ++h) {
-            const float s = hidden ? kNegInf : a.scale * dot(qi + h * d, kb + j * kv_row + (h / group) * d, d);
+            const float s = hidden ? kNegInf : a.scale * dot(qi + h * d, key_row(j) + (h / group) * d, d);
             scores[h * keys + j] = s;
             row_max[h] = std::max(row_max[h], s);
           }
@@ -98,7 +104,7 @@ void decode_forward(const AttentionArgs& a, const float* q, const float* k, cons
             if (row_max[h] == kNegInf) continue;
             const float p = cpu_math::exp_bounded(scores[h * keys + j] - row_max[h]);
             row_sum[h] += p;
-            axpy(p, vb + j * kv_row + (h / group) * d, acc.data() + h * d, d);
+            axpy(p, value_row(j) + (h / group) * d, acc.data() + h * d, d);
           }
         }
         for (int64_t h = 0; h < heads; ++h) {
