@@ -4,7 +4,6 @@
 
 namespace gtpo::cuda {
 
-void CudaBackend::gemm(const GemmArgs& /*args*/) { fail("cuda: gemm is not implemented yet"); }
 void CudaBackend::unary(UnaryOp /*op*/, const float* /*x*/, float* /*y*/, int64_t /*n*/, float /*scalar*/) { fail("cuda: unary is not implemented yet"); }
 void CudaBackend::unary_backward(UnaryOp /*op*/, const float* /*x*/, const float* /*y*/, const float* /*gy*/, float* /*gx*/, int64_t /*n*/, float /*scalar*/) { fail("cuda: unary_backward is not implemented yet"); }
 void CudaBackend::binary(BinaryOp /*op*/, const float* /*a*/, const float* /*b*/, float* /*out*/, const BinaryPlan& /*plan*/) { fail("cuda: binary is not implemented yet"); }
