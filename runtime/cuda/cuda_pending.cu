@@ -4,9 +4,6 @@
 
 namespace gtpo::cuda {
 
-void CudaBackend::unary(UnaryOp /*op*/, const float* /*x*/, float* /*y*/, int64_t /*n*/, float /*scalar*/) { fail("cuda: unary is not implemented yet"); }
-void CudaBackend::unary_backward(UnaryOp /*op*/, const float* /*x*/, const float* /*y*/, const float* /*gy*/, float* /*gx*/, int64_t /*n*/, float /*scalar*/) { fail("cuda: unary_backward is not implemented yet"); }
-void CudaBackend::binary(BinaryOp /*op*/, const float* /*a*/, const float* /*b*/, float* /*out*/, const BinaryPlan& /*plan*/) { fail("cuda: binary is not implemented yet"); }
 void CudaBackend::reduce_sum(const float* /*x*/, float* /*out*/, int64_t /*outer*/, int64_t /*len*/, int64_t /*inner*/, float /*scale*/) { fail("cuda: reduce_sum is not implemented yet"); }
 void CudaBackend::expand_axis(const float* /*x*/, float* /*out*/, int64_t /*outer*/, int64_t /*len*/, int64_t /*inner*/, float /*scale*/) { fail("cuda: expand_axis is not implemented yet"); }
 void CudaBackend::copy_2d(void* /*dst*/, int64_t /*dst_row_stride*/, const void* /*src*/, int64_t /*src_row_stride*/, int64_t /*rows*/, int64_t /*cols*/, size_t /*elem_size*/) { fail("cuda: copy_2d is not implemented yet"); }
