@@ -4,11 +4,6 @@
 
 namespace gtpo::cuda {
 
-void CudaBackend::reduce_sum(const float* /*x*/, float* /*out*/, int64_t /*outer*/, int64_t /*len*/, int64_t /*inner*/, float /*scale*/) { fail("cuda: reduce_sum is not implemented yet"); }
-void CudaBackend::expand_axis(const float* /*x*/, float* /*out*/, int64_t /*outer*/, int64_t /*len*/, int64_t /*inner*/, float /*scale*/) { fail("cuda: expand_axis is not implemented yet"); }
-void CudaBackend::copy_2d(void* /*dst*/, int64_t /*dst_row_stride*/, const void* /*src*/, int64_t /*src_row_stride*/, int64_t /*rows*/, int64_t /*cols*/, size_t /*elem_size*/) { fail("cuda: copy_2d is not implemented yet"); }
-void CudaBackend::permute(const float* /*x*/, float* /*out*/, const std::vector<int64_t>& /*shape*/, const std::vector<int64_t>& /*perm*/) { fail("cuda: permute is not implemented yet"); }
-double CudaBackend::sum_squares(const float* /*x*/, int64_t /*n*/) { fail("cuda: sum_squares is not implemented yet"); }
 void CudaBackend::softmax_forward(const float* /*x*/, float* /*y*/, int64_t /*rows*/, int64_t /*cols*/, bool /*log_softmax*/) { fail("cuda: softmax_forward is not implemented yet"); }
 void CudaBackend::softmax_backward(const float* /*y*/, const float* /*gy*/, float* /*gx*/, int64_t /*rows*/, int64_t /*cols*/, bool /*log_softmax*/) { fail("cuda: softmax_backward is not implemented yet"); }
 void CudaBackend::layer_norm_forward(const float* /*x*/, const float* /*weight*/, const float* /*bias*/, float* /*y*/, float* /*mean*/, float* /*rstd*/, int64_t /*rows*/, int64_t /*cols*/, float /*eps*/) { fail("cuda: layer_norm_forward is not implemented yet"); }
