@@ -19,6 +19,5 @@ void CudaBackend::cross_entropy_forward(const float* /*logits*/, const int32_t* 
 void CudaBackend::cross_entropy_backward(const float* /*logits*/, const int32_t* /*targets*/, const float* /*lse*/, const float* /*grow*/, float* /*glogits*/, int64_t /*rows*/, int64_t /*vocab*/, int32_t /*ignore_index*/) { fail("cuda: cross_entropy_backward is not implemented yet"); }
 void CudaBackend::logprob_entropy_forward(const float* /*logits*/, const int32_t* /*targets*/, float* /*logprob*/, float* /*entropy*/, float* /*lse*/, int64_t /*rows*/, int64_t /*vocab*/, float /*inv_temperature*/) { fail("cuda: logprob_entropy_forward is not implemented yet"); }
 void CudaBackend::logprob_entropy_backward(const float* /*logits*/, const int32_t* /*targets*/, const float* /*lse*/, const float* /*entropy*/, const float* /*glogprob*/, const float* /*gentropy*/, float* /*glogits*/, int64_t /*rows*/, int64_t /*vocab*/, float /*inv_temperature*/) { fail("cuda: logprob_entropy_backward is not implemented yet"); }
-void CudaBackend::adamw_step(float* /*param*/, const float* /*grad*/, float* /*m*/, float* /*v*/, int64_t /*n*/, float /*lr*/, float /*beta1*/, float /*beta2*/, float /*eps*/, float /*weight_decay*/, float /*bias_correction1*/, float /*bias_correction2*/) { fail("cuda: adamw_step is not implemented yet"); }
 
 }  // namespace gtpo::cuda
