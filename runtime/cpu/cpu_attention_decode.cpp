@@ -5,7 +5,7 @@
 // softmax runs over the whole visible range at once (two passes, no rescaling), and the output is a
 // weighted sum of value rows, all vectorised across head_dim.
 //
-// Every sum has a fixed order (lanes of head_dim, then lanes in index order; keys in index order), and a
+// Every sum has a fixed order (lanes of head_dim, then a fixed tree over lanes; keys in index order), and a
 // task writes only its own rows, so results are the same for any thread count.
 #include <algorithm>
 #include <cmath>
@@ -37,13 +37,22 @@ inline Lanes load(const float* p) {
 }
 inline void store(float* p, Lanes v) { std::memcpy(p, &v, sizeof(Lanes)); }
 
-// a . b over d elements: lane-wise products summed per lane, lanes added in index order, tail last.
+// Sum of the lanes as a fixed tree (halves added pairwise), so the order is fixed and the reduction costs
+// log2(kLanes) vector adds instead of a kLanes-long dependent scalar chain, which dominated decode scores.
+inline float lane_sum(Lanes v) {
+  float buf[kLanes];
+  std::memcpy(buf, &v, sizeof(Lanes));
+  for (int width = kLanes / 2; width > 0; width /= 2)
+    for (int l = 0; l < width; ++l) buf[l] += buf[l + width];
+  return buf[0];
+}
+
+// a . b over d elements: lane-wise products summed per lane, lanes summed as a tree, tail last.
 inline float dot(const float* a, const float* b, int64_t d) {
   Lanes acc = {};
   int64_t e = 0;
   for (; e + kLanes <= d; e += kLanes) acc += load(a + e) * load(b + e);
-  float s = 0.0f;
-  for (int l = 0; l < kLanes; ++l) s += acc[l];
+  float s = lane_sum(acc);
   for (; e < d; ++e) s += a[e] * b[e];
   return s;
 }
