@@ -23,6 +23,8 @@ int64_t KvCache::bytes() const {
   int64_t total = 0;
   for (const Tensor& t : keys) total += t.numel() * 4;
   for (const Tensor& t : values) total += t.numel() * 4;
+  for (const Tensor& t : prefix_keys) total += t.numel() * 4;
+  for (const Tensor& t : prefix_values) total += t.numel() * 4;
   return total;
 }
 
@@ -42,6 +44,19 @@ void KvCache::fill_groups_from(const KvCache& source, int64_t group) {
       dst->impl()->storage->version++;
     }
   }
+  length = source.length;
+}
+
+void KvCache::share_groups_from(const KvCache& source, int64_t group) {
+  GTPO_CHECK(source.batch * group == batch, "kv cache: ", source.batch, " prompts x ", group,
+             " samples do not fill a cache of batch ", batch);
+  GTPO_CHECK(source.length <= capacity, "kv cache: prompt length ", source.length, " exceeds capacity ", capacity);
+  GTPO_CHECK(keys.size() == source.keys.size(), "kv cache: layer counts differ");
+  GTPO_CHECK(source.prefix_length == 0, "kv cache: the source already reads a shared prefix");
+  prefix_keys = source.keys;
+  prefix_values = source.values;
+  prefix_length = source.length;
+  prefix_group = group;
   length = source.length;
 }
 

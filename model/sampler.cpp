@@ -140,7 +140,11 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
                                             Tensor::from_ints(prefill_mask, {B, prompt_len}, device), prompt_cache,
                                             /*last_only=*/true);  // [B, 1, V]
   KvCache cache = KvCache::allocate(model.config(), R, capacity, device);
-  cache.fill_groups_from(prompt_cache, G);
+  // Samples of a group read their prompt's keys and values from one shared copy where the backend can.
+  if (backend_for(device).supports_attention_prefix())
+    cache.share_groups_from(prompt_cache, G);
+  else
+    cache.fill_groups_from(prompt_cache, G);
   // Each decode row starts from its prompt's last logits: [B, V] repeated G times as [B, G, V], in one
   // primitive call on the model's device (times 1.0, which is exact).
   Tensor logits = Tensor::empty({R, V}, device);

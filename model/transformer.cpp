@@ -115,6 +115,11 @@ Tensor Transformer::attention(const Tensor& q, const Tensor& k, const Tensor& v,
                            Tn * row, sizeof(float));
     dst->impl()->storage->version++;
   }
+  if (cache->prefix_length > 0) {
+    const ops::SharedPrefix prefix{cache->prefix_keys[index], cache->prefix_values[index], cache->prefix_length,
+                                   cache->prefix_group};
+    return ops::attention_cached(q, cache->keys[index], cache->values[index], cache->length + Tn, key_mask, prefix);
+  }
   return ops::attention_cached(q, cache->keys[index], cache->values[index], cache->length + Tn, key_mask);
 }
 

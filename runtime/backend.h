@@ -72,6 +72,13 @@ struct AttentionArgs {
   int64_t kv_batch_stride = 0;  // elements between batch entries of k and v; 0 means kv_len*kv_heads*head_dim
   float scale = 1.0f;           // usually 1/sqrt(head_dim)
   const int32_t* key_mask = nullptr;
+  // Optional shared prefix (a group of samples decoding from one prompt): positions j < prefix_len of batch
+  // entry b are read from entry b / prefix_group of prefix_k / prefix_v (rows laid out like k, entries
+  // prefix_batch_stride elements apart) instead of from k / v. Forward only, and only on backends whose
+  // supports_attention_prefix() is true; ops check both.
+  const float* prefix_k = nullptr;
+  const float* prefix_v = nullptr;
+  int64_t prefix_len = 0, prefix_group = 1, prefix_batch_stride = 0;
 };
 
 // How GEMMs (and, on a GPU, attention) compute. fp32 is exact IEEE single precision everywhere; tf32 and
@@ -165,6 +172,8 @@ class Backend {
                     int64_t head_dim, float theta, bool inverse) = 0;
 
   // ---- attention -----------------------------------------------------------------------------
+  // Whether attention_forward honours AttentionArgs::prefix_* (otherwise callers copy the prefix instead).
+  virtual bool supports_attention_prefix() const { return false; }
   // out has q's layout; lse [batch, q_heads, q_len] is saved for backward (-inf for a query with no key).
   virtual void attention_forward(const AttentionArgs& args, const float* q, const float* k, const float* v,
                                  float* out, float* lse) = 0;

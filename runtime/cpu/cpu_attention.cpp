@@ -15,6 +15,7 @@
 #include <limits>
 #include <vector>
 
+#include "runtime/cpu/cpu_attention_decode.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/error.h"
 #include "runtime/parallel.h"
@@ -280,6 +281,12 @@ void backward_query_block(const Geometry& g, Tiles& t, const float* q, const flo
 
 void CpuBackend::attention_forward(const AttentionArgs& args, const float* q, const float* k, const float* v,
                                    float* out, float* lse) {
+  // The decode path is right for any q_len; the blocked kernel below is faster for many queries but
+  // reads keys in tiles that cannot straddle a shared prefix.
+  if (args.q_len <= cpu_attention::kDecodeMaxQueries || args.prefix_len > 0) {
+    cpu_attention::decode_forward(args, q, k, v, out, lse);
+    return;
+  }
   const Geometry g(args);
   const int64_t q_blocks = (g.q_len + kBlockQ - 1) / kBlockQ;
   // Tasks: (batch, q head, query block); each owns its output rows and lse entries.

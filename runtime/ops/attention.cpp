@@ -111,6 +111,11 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
 
 Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, int64_t kv_len,
                         const Tensor& key_mask, float scale) {
+  return attention_cached(q, k_cache, v_cache, kv_len, key_mask, SharedPrefix{}, scale);
+}
+
+Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, int64_t kv_len,
+                        const Tensor& key_mask, const SharedPrefix& prefix, float scale) {
   AttentionArgs a = check_attention("attention_cached", q, k_cache, v_cache, scale);
   const int64_t cache_len = a.kv_len;
   GTPO_CHECK(kv_len >= 0 && kv_len <= cache_len, "attention_cached: kv_len ", kv_len, " is outside the cache ",
@@ -122,6 +127,26 @@ Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_
   a.kv_len = kv_len;
   a.kv_batch_stride = cache_len * a.kv_heads * a.head_dim;  // read the valid prefix of each batch entry in place
   a.key_mask = mask.defined() ? mask.data_i32() : nullptr;
+  if (prefix.length > 0) {
+    const Tensor& pk = prefix.keys;
+    const Tensor& pv = prefix.values;
+    GTPO_CHECK(q.backend().supports_attention_prefix(), "attention_cached: the ", q.backend().name(),
+               " backend has no shared-prefix attention; copy the prefix into the cache instead");
+    GTPO_CHECK(prefix.group >= 1 && a.batch % prefix.group == 0, "attention_cached: batch ", a.batch,
+               " is not a multiple of the prefix group ", prefix.group);
+    const Shape want{a.batch / prefix.group, pk.defined() ? pk.size(1) : 0, a.kv_heads, a.head_dim};
+    GTPO_CHECK(pk.defined() && pv.defined() && pk.shape() == want && pv.shape() == want && pk.dtype() == DType::f32 &&
+                   pv.dtype() == DType::f32 && pk.device() == q.device() && pv.device() == q.device(),
+               "attention_cached: shared prefix must be f32 ", want, " on ", device_name(q.device()), ", got ",
+               pk.defined() ? pk.describe() : "undefined", " and ", pv.defined() ? pv.describe() : "undefined");
+    GTPO_CHECK(prefix.length <= pk.size(1) && prefix.length <= kv_len, "attention_cached: prefix length ",
+               prefix.length, " exceeds the prefix rows ", pk.size(1), " or kv_len ", kv_len);
+    a.prefix_k = pk.data();
+    a.prefix_v = pv.data();
+    a.prefix_len = prefix.length;
+    a.prefix_group = prefix.group;
+    a.prefix_batch_stride = pk.size(1) * a.kv_heads * a.head_dim;
+  }
   Tensor out = Tensor::empty(q.shape(), q.device());
   Tensor lse = Tensor::empty(Shape{a.batch, a.q_heads, a.q_len}, q.device());
   q.backend().attention_forward(a, q.data(), k_cache.data(), v_cache.data(), out.data(), lse.data());

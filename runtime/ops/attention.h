@@ -20,4 +20,18 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
 Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, int64_t kv_len,
                         const Tensor& key_mask = Tensor(), float scale = 0.0f);
 
+// A prefix of the cache shared by groups of batch entries (the prompt of a group of samples): keys and
+// values [B / group, Tp, Hkv, D], of which positions [0, length) replace positions [0, length) of every
+// entry b's own cache rows, read from prefix entry b / group. Only on backends whose
+// supports_attention_prefix() is true.
+struct SharedPrefix {
+  Tensor keys, values;
+  int64_t length = 0;
+  int64_t group = 1;
+};
+
+// attention_cached with positions [0, prefix.length) read from the shared prefix.
+Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, int64_t kv_len,
+                        const Tensor& key_mask, const SharedPrefix& prefix, float scale = 0.0f);
+
 }  // namespace gtpo::ops

@@ -4,16 +4,19 @@
 # runs/bench/table.md (raw results: runs/bench/gtpo.jsonl, runs/bench/pytorch.jsonl).
 #
 # usage: scripts/bench/run.sh [--threads N] [--quick] [--rounds K] [--naive] [--no-build]
-#                             [--torch-blas-dir DIR]
+#                             [--torch-blas-dir DIR | --reference-blas]
 #   --threads N          both sides (default: nproc)
 #   --quick              3 timed runs after 1 warm-up instead of 5 after 2
 #   --rounds K           repeat the whole alternation K times; compare.py takes the medians (default 1)
 #   --naive              also time a PyTorch rollout that prefills all 128 rows instead of sharing the 16
 #                        prompts' caches (no target; the slowest workload, ~1.5 min more)
-#   --torch-blas-dir DIR put DIR first on PyTorch's LD_LIBRARY_PATH. Debian's torch calls libblas.so.3, which is
-#                        the reference BLAS unless libopenblas0-openmp is installed; to try OpenBLAS without
-#                        changing the system:  apt-get download libopenblas0-openmp && dpkg -x libopenblas0-*.deb x
-#                        then --torch-blas-dir x/usr/lib/x86_64-linux-gnu/openblas-openmp
+#   --torch-blas-dir DIR put DIR first on PyTorch's LD_LIBRARY_PATH (a directory holding libblas.so.3).
+#   --reference-blas     let PyTorch use the system's libblas.so.3 as it is.
+#
+# Debian's torch calls libblas.so.3, which is the slow reference BLAS unless an optimised one is installed;
+# a PyTorch that slow would flatter every ratio. By default this script therefore unpacks Debian's
+# libopenblas0-openmp into runs/bench/openblas (apt-get download + dpkg -x: the system is not changed) and
+# puts it first on PyTorch's LD_LIBRARY_PATH. When that fails it stops, unless --reference-blas is given.
 #
 # gtpo's side is `build/gtpo bench --workload W [--shape S] --threads N --json [--quick]`, printing one JSON
 # line with the fields of torch_bench.py ("impl": "gtpo"); sgemm gets no --shape. When `gtpo bench --help`
@@ -25,7 +28,7 @@ export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build_dir="${GTPO_BUILD_DIR:-$root/build}"
 out="$root/runs/bench"
-threads="$(nproc)" quick="" rounds=1 naive=0 build=1 blas_dir="${GTPO_TORCH_BLAS_DIR:-}"
+threads="$(nproc)" quick="" rounds=1 naive=0 build=1 blas_dir="${GTPO_TORCH_BLAS_DIR:-}" reference_blas=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --threads) threads="$2"; shift 2 ;;
@@ -34,7 +37,8 @@ while [ $# -gt 0 ]; do
     --naive) naive=1; shift ;;
     --no-build) build=0; shift ;;
     --torch-blas-dir) blas_dir="$2"; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --reference-blas) reference_blas=1; shift ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -51,6 +55,18 @@ else
   if [ -z "$py" ]; then
     echo "run.sh: no python3 with torch: run scripts/setup.sh --reference (installs python3-torch) or set GTPO_PYTHON" >&2
     exit 1
+  fi
+fi
+if [ -z "$blas_dir" ] && [ "$reference_blas" = 0 ]; then
+  blas_dir="$out/openblas/usr/lib/x86_64-linux-gnu/openblas-openmp"
+  if [ ! -e "$blas_dir/libblas.so.3" ]; then
+    echo "run.sh: unpacking Debian's libopenblas0-openmp into $out/openblas for the PyTorch side" >&2
+    mkdir -p "$out/openblas"
+    if ! (cd "$out/openblas" && apt-get download libopenblas0-openmp >/dev/null 2>&1 &&
+          dpkg -x libopenblas0-openmp_*.deb .); then
+      echo "run.sh: could not fetch libopenblas0-openmp; pass --torch-blas-dir DIR or --reference-blas" >&2
+      exit 1
+    fi
   fi
 fi
 if [ -n "$blas_dir" ] && [ ! -e "$blas_dir/libblas.so.3" ]; then

@@ -123,7 +123,9 @@ const std::vector<Config> kValueConfigs = {
     {2, 13, 13, 4, 2, 8},     // GQA, 2 groups
     {1, 70, 70, 3, 1, 16},    // MQA, crosses a query and a key block
     {2, 5, 13, 4, 4, 8},      // Tq < Tk: continuation after a prefix
-    {3, 1, 13, 4, 1, 7},      // Tq = 1: one decode step
+    {3, 1, 13, 4, 1, 7},      // Tq = 1: one decode step (the decode path)
+    {2, 3, 40, 4, 2, 37},     // Tq = 3: decode path with GQA and a head size off the vector width
+    {2, 4, 3, 2, 2, 16},      // Tq = 4 > Tk: decode path, the first query sees no key
     {1, 130, 200, 4, 2, 64},  // several blocks of both, Tq < Tk, the usual head size
     {2, 9, 5, 2, 1, 4},       // Tq > Tk: the first four queries see no key
 };
@@ -247,6 +249,48 @@ TEST_CASE("attention_cached: equals attention on the valid prefix of the cache",
     CHECK(ops::attention_cached(q, k_cache, v_cache, kv_len, prefix_mask).to_vector() == want);
     CHECK(ops::attention_cached(q, k_cache, v_cache, kv_len, cache_mask).to_vector() == want);
   }
+}
+
+TEST_CASE("attention_cached: a shared prefix gives the same bits as the prefix copied into every row",
+          "[attention]") {
+  // 3 prompts x group 2: rows 2p and 2p+1 share prompt p's first `prefix_len` positions.
+  const int64_t prompts = 3, group = 2, batch = prompts * group, tmax = 12, heads = 4, kv_heads = 2, dim = 20;
+  const int64_t prompt_rows = 7, prefix_len = 5, row = kv_heads * dim;
+  Tensor prefix_k = random_tensor(Shape{prompts, prompt_rows, kv_heads, dim}, 71);
+  Tensor prefix_v = random_tensor(Shape{prompts, prompt_rows, kv_heads, dim}, 72);
+  Tensor own_k = random_tensor(Shape{batch, tmax, kv_heads, dim}, 73);
+  Tensor own_v = random_tensor(Shape{batch, tmax, kv_heads, dim}, 74);
+  // The copied layout: each row's first prefix_len positions overwritten by its prompt's.
+  std::vector<float> ck = own_k.to_vector(), cv = own_v.to_vector(), pk = prefix_k.to_vector(), pv = prefix_v.to_vector();
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t j = 0; j < prefix_len * row; ++j) {
+      ck[static_cast<size_t>(b * tmax * row + j)] = pk[static_cast<size_t>((b / group) * prompt_rows * row + j)];
+      cv[static_cast<size_t>(b * tmax * row + j)] = pv[static_cast<size_t>((b / group) * prompt_rows * row + j)];
+    }
+  Tensor copied_k = Tensor::from_vector(ck, own_k.shape()), copied_v = Tensor::from_vector(cv, own_v.shape());
+  std::vector<int32_t> mask(static_cast<size_t>(batch * tmax), 1);
+  mask[static_cast<size_t>(2 * tmax + 0)] = mask[static_cast<size_t>(3 * tmax + 0)] = 0;  // prompt 1 left-padded
+  mask[static_cast<size_t>(5 * tmax + 8)] = 0;  // and one hidden generated position
+  Tensor key_mask = Tensor::from_ints(mask, Shape{batch, tmax});
+  const ops::SharedPrefix shared{prefix_k, prefix_v, prefix_len, group};
+  for (auto [q_len, kv_len] : {std::pair<int64_t, int64_t>{1, 6}, {1, 12}, {2, 9}, {6, 11}}) {
+    INFO("Tq=" << q_len << " kv_len=" << kv_len);
+    Tensor q = random_tensor(Shape{batch, q_len, heads, dim}, 75);
+    const std::vector<float> got = ops::attention_cached(q, own_k, own_v, kv_len, key_mask, shared).to_vector();
+    const std::vector<float> want = ops::attention_cached(q, copied_k, copied_v, kv_len, key_mask).to_vector();
+    if (q_len <= 4) {
+      CHECK(got == want);  // both take the CPU decode path: same arithmetic
+    } else {
+      CHECK(max_abs_diff(got, want) < 1e-6);  // the copy takes the blocked kernel: another summation order
+    }
+  }
+  Tensor q = random_tensor(Shape{batch, 1, heads, dim}, 76);
+  CHECK_THROWS_WITH(ops::attention_cached(q, own_k, own_v, 8, key_mask, ops::SharedPrefix{prefix_k, prefix_v, 5, 4}),
+                    Contains("batch 6 is not a multiple of the prefix group 4"));
+  CHECK_THROWS_WITH(ops::attention_cached(q, own_k, own_v, 8, key_mask, ops::SharedPrefix{prefix_k, prefix_v, 8, 2}),
+                    Contains("prefix length 8 exceeds the prefix rows 7"));
+  CHECK_THROWS_WITH(ops::attention_cached(q, own_k, own_v, 8, key_mask, ops::SharedPrefix{own_k, own_v, 5, 2}),
+                    Contains("shared prefix must be f32 [3, 12, 2, 20]"));
 }
 
 TEST_CASE("attention: cpu and accelerator backends agree", "[attention][backends]") {

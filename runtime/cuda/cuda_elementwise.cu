@@ -1,0 +1,129 @@
+// Elementwise primitives: unary maps with their derivatives, and broadcasting binary ops.
+//
+// The formulas live in cuda_elementwise_math.cuh (shared with host checks); here they are instantiated one
+// kernel per op, so the switch over ops folds away at compile time. Each output element is written by one
+// thread from values at the same index (or a broadcast one), so in-place calls (y == x, gx == gy,
+// out == a full operand) are safe, as they are on the CPU.
+#include "runtime/cuda/cuda_common.cuh"
+#include "runtime/cuda/cuda_elementwise_math.cuh"
+#include "runtime/cuda/cuda_index_math.cuh"
+
+namespace gtpo::cuda {
+
+namespace {
+constexpr int kThreads = 256;
+
+template <UnaryOp Op>
+__global__ void unary_kernel(const float* x, float* y, int64_t n, float s) {
+  for (int64_t i = first_index(); i < n; i += index_step()) y[i] = unary_value<Op>(x[i], s);
+}
+
+// x or y may be null when the derivative does not read it (the op saved only what it needs).
+template <UnaryOp Op>
+__global__ void unary_backward_kernel(const float* x, const float* y, const float* gy, float* gx, int64_t n, float s) {
+  for (int64_t i = first_index(); i < n; i += index_step()) {
+    const float xi = grad_reads_input(Op) ? x[i] : 0.0f;
+    const float yi = grad_reads_output(Op) ? y[i] : 0.0f;
+    gx[i] = unary_grad<Op>(xi, yi, gy[i], s);
+  }
+}
+
+template <UnaryOp Op>
+void launch_unary(cudaStream_t stream, const float* x, float* y, int64_t n, float s) {
+  unary_kernel<Op><<<grid_for(n, kThreads), kThreads, 0, stream>>>(x, y, n, s);
+  GTPO_CUDA_CHECK_LAUNCH();
+}
+
+template <UnaryOp Op>
+void launch_unary_backward(cudaStream_t stream, const float* x, const float* y, const float* gy, float* gx, int64_t n,
+                           float s) {
+  unary_backward_kernel<Op><<<grid_for(n, kThreads), kThreads, 0, stream>>>(x, y, gy, gx, n, s);
+  GTPO_CUDA_CHECK_LAUNCH();
+}
+
+// Both operands full: no index arithmetic beyond i.
+template <BinaryOp Op>
+__global__ void binary_full_kernel(const float* a, const float* b, float* out, int64_t n) {
+  for (int64_t i = first_index(); i < n; i += index_step()) out[i] = binary_value<Op>(a[i], b[i]);
+}
+
+template <BinaryOp Op>
+__global__ void binary_broadcast_kernel(const float* a, const float* b, float* out, int64_t rows, int64_t cols,
+                                        BroadcastMode mode_a, BroadcastMode mode_b) {
+  const int64_t n = rows * cols;
+  for (int64_t i = first_index(); i < n; i += index_step()) {
+    const int64_t r = i / cols;
+    const int64_t c = i - r * cols;
+    out[i] = binary_value<Op>(a[operand_index(mode_a, r, c, cols)], b[operand_index(mode_b, r, c, cols)]);
+  }
+}
+
+template <BinaryOp Op>
+void launch_binary(cudaStream_t stream, const float* a, const float* b, float* out, const BinaryPlan& p) {
+  const int64_t n = p.rows * p.cols;
+  if (p.a == BroadcastMode::full && p.b == BroadcastMode::full)
+    binary_full_kernel<Op><<<grid_for(n, kThreads), kThreads, 0, stream>>>(a, b, out, n);
+  else
+    binary_broadcast_kernel<Op><<<grid_for(n, kThreads), kThreads, 0, stream>>>(a, b, out, p.rows, p.cols, p.a, p.b);
+  GTPO_CUDA_CHECK_LAUNCH();
+}
+}  // namespace
+
+void CudaBackend::unary(UnaryOp op, const float* x, float* y, int64_t n, float s) {
+  if (n <= 0) return;
+  const cudaStream_t st = stream_of(*this);
+  switch (op) {
+    case UnaryOp::neg: return launch_unary<UnaryOp::neg>(st, x, y, n, s);
+    case UnaryOp::exp: return launch_unary<UnaryOp::exp>(st, x, y, n, s);
+    case UnaryOp::log: return launch_unary<UnaryOp::log>(st, x, y, n, s);
+    case UnaryOp::relu: return launch_unary<UnaryOp::relu>(st, x, y, n, s);
+    case UnaryOp::gelu_tanh: return launch_unary<UnaryOp::gelu_tanh>(st, x, y, n, s);
+    case UnaryOp::silu: return launch_unary<UnaryOp::silu>(st, x, y, n, s);
+    case UnaryOp::sigmoid: return launch_unary<UnaryOp::sigmoid>(st, x, y, n, s);
+    case UnaryOp::tanh: return launch_unary<UnaryOp::tanh>(st, x, y, n, s);
+    case UnaryOp::sqrt: return launch_unary<UnaryOp::sqrt>(st, x, y, n, s);
+    case UnaryOp::square: return launch_unary<UnaryOp::square>(st, x, y, n, s);
+    case UnaryOp::reciprocal: return launch_unary<UnaryOp::reciprocal>(st, x, y, n, s);
+    case UnaryOp::scale: return launch_unary<UnaryOp::scale>(st, x, y, n, s);
+    case UnaryOp::add_scalar: return launch_unary<UnaryOp::add_scalar>(st, x, y, n, s);
+    case UnaryOp::pow_scalar: return launch_unary<UnaryOp::pow_scalar>(st, x, y, n, s);
+  }
+  fail("unary: unknown op");
+}
+
+void CudaBackend::unary_backward(UnaryOp op, const float* x, const float* y, const float* gy, float* gx, int64_t n,
+                                 float s) {
+  if (n <= 0) return;
+  const cudaStream_t st = stream_of(*this);
+  switch (op) {
+    case UnaryOp::neg: return launch_unary_backward<UnaryOp::neg>(st, x, y, gy, gx, n, s);
+    case UnaryOp::exp: return launch_unary_backward<UnaryOp::exp>(st, x, y, gy, gx, n, s);
+    case UnaryOp::log: return launch_unary_backward<UnaryOp::log>(st, x, y, gy, gx, n, s);
+    case UnaryOp::relu: return launch_unary_backward<UnaryOp::relu>(st, x, y, gy, gx, n, s);
+    case UnaryOp::gelu_tanh: return launch_unary_backward<UnaryOp::gelu_tanh>(st, x, y, gy, gx, n, s);
+    case UnaryOp::silu: return launch_unary_backward<UnaryOp::silu>(st, x, y, gy, gx, n, s);
+    case UnaryOp::sigmoid: return launch_unary_backward<UnaryOp::sigmoid>(st, x, y, gy, gx, n, s);
+    case UnaryOp::tanh: return launch_unary_backward<UnaryOp::tanh>(st, x, y, gy, gx, n, s);
+    case UnaryOp::sqrt: return launch_unary_backward<UnaryOp::sqrt>(st, x, y, gy, gx, n, s);
+    case UnaryOp::square: return launch_unary_backward<UnaryOp::square>(st, x, y, gy, gx, n, s);
+    case UnaryOp::reciprocal: return launch_unary_backward<UnaryOp::reciprocal>(st, x, y, gy, gx, n, s);
+    case UnaryOp::scale: return launch_unary_backward<UnaryOp::scale>(st, x, y, gy, gx, n, s);
+    case UnaryOp::add_scalar: return launch_unary_backward<UnaryOp::add_scalar>(st, x, y, gy, gx, n, s);
+    case UnaryOp::pow_scalar: return launch_unary_backward<UnaryOp::pow_scalar>(st, x, y, gy, gx, n, s);
+  }
+  fail("unary_backward: unknown op");
+}
+
+void CudaBackend::binary(BinaryOp op, const float* a, const float* b, float* out, const BinaryPlan& plan) {
+  if (plan.rows <= 0 || plan.cols <= 0) return;
+  const cudaStream_t st = stream_of(*this);
+  switch (op) {
+    case BinaryOp::add: return launch_binary<BinaryOp::add>(st, a, b, out, plan);
+    case BinaryOp::sub: return launch_binary<BinaryOp::sub>(st, a, b, out, plan);
+    case BinaryOp::mul: return launch_binary<BinaryOp::mul>(st, a, b, out, plan);
+    case BinaryOp::div: return launch_binary<BinaryOp::div>(st, a, b, out, plan);
+  }
+  fail("binary: unknown op");
+}
+
+}  // namespace gtpo::cuda

@@ -1,0 +1,169 @@
+// Per-element formulas of the elementwise and AdamW kernels, callable from host and device.
+//
+// The CPU backend is built with -ffp-contract=off, but nvcc fuses a*b + c into one FMA by default (that
+// host flag never reaches device code, and nvcc's -fmad switch is per file, not per expression). Every
+// multiply, add and divide here therefore goes through the ieee:: helpers, which on the device are the
+// _rn intrinsics that nvcc never fuses: each rounding happens where the CPU has it, so the arithmetic
+// ops and AdamW reproduce the CPU's bits, and only expf/logf/tanhf/powf (CUDA's libm, a few ulp from
+// glibc's) can differ. On the host the helpers are the plain operators, which lets a host program compare
+// these formulas with the CPU backend bit for bit.
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "runtime/backend.h"
+
+#ifndef GTPO_HD
+#define GTPO_HD __host__ __device__ __forceinline__
+#endif
+
+namespace gtpo::cuda {
+
+namespace ieee {
+GTPO_HD float mul(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+GTPO_HD float add(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+GTPO_HD float sub(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+// Correctly rounded even under --use_fast_math, which would otherwise approximate '/' and sqrtf.
+GTPO_HD float div(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+GTPO_HD float sqrt(float a) {
+#ifdef __CUDA_ARCH__
+  return __fsqrt_rn(a);
+#else
+  return std::sqrt(a);
+#endif
+}
+}  // namespace ieee
+
+constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/pi), as in cpu_elementwise.cpp
+constexpr float kGeluA = 0.044715f;
+constexpr float kGeluA3 = 3.0f * kGeluA;  // folded at compile time on the CPU too
+
+GTPO_HD float sigmoid_of(float x) { return ieee::div(1.0f, ieee::add(1.0f, ::expf(-x))); }
+
+// The argument of tanh in gelu_tanh: sqrt(2/pi) (x + 0.044715 x^3), with x^3 as ((a x) x) x like the CPU.
+GTPO_HD float gelu_inner(float x) {
+  using namespace ieee;
+  return mul(kGeluC, add(x, mul(mul(mul(kGeluA, x), x), x)));
+}
+
+template <UnaryOp Op>
+GTPO_HD float unary_value(float x, float s) {
+  using namespace ieee;
+  switch (Op) {
+    case UnaryOp::neg: return -x;
+    case UnaryOp::exp: return ::expf(x);
+    case UnaryOp::log: return ::logf(x);
+    case UnaryOp::relu: return x > 0.0f ? x : 0.0f;  // NaN -> 0, as on the CPU
+    case UnaryOp::gelu_tanh: return mul(mul(0.5f, x), add(1.0f, ::tanhf(gelu_inner(x))));
+    case UnaryOp::silu: return mul(x, sigmoid_of(x));
+    case UnaryOp::sigmoid: return sigmoid_of(x);
+    case UnaryOp::tanh: return ::tanhf(x);
+    case UnaryOp::sqrt: return ieee::sqrt(x);
+    case UnaryOp::square: return mul(x, x);
+    case UnaryOp::reciprocal: return div(1.0f, x);
+    case UnaryOp::scale: return mul(x, s);
+    case UnaryOp::add_scalar: return add(x, s);
+    case UnaryOp::pow_scalar: return ::powf(x, s);
+  }
+  return x;  // unreachable: every op is a case above
+}
+
+// Which saved forward value each derivative reads; must match backward_uses_input/output in
+// runtime/ops/elementwise.cpp, because the op passes null for the one it did not save.
+constexpr bool grad_reads_input(UnaryOp op) {
+  return op == UnaryOp::log || op == UnaryOp::relu || op == UnaryOp::gelu_tanh || op == UnaryOp::silu ||
+         op == UnaryOp::square || op == UnaryOp::pow_scalar;
+}
+constexpr bool grad_reads_output(UnaryOp op) {
+  return op == UnaryOp::exp || op == UnaryOp::sigmoid || op == UnaryOp::tanh || op == UnaryOp::sqrt ||
+         op == UnaryOp::reciprocal;
+}
+
+// gy * dy/dx, with the CPU's operation order (its a * b * c is (a * b) * c).
+template <UnaryOp Op>
+GTPO_HD float unary_grad(float x, float y, float gy, float s) {
+  using namespace ieee;
+  switch (Op) {
+    case UnaryOp::neg: return -gy;
+    case UnaryOp::exp: return mul(gy, y);
+    case UnaryOp::log: return div(gy, x);
+    case UnaryOp::relu: return x > 0.0f ? gy : 0.0f;
+    case UnaryOp::gelu_tanh: {
+      const float t = ::tanhf(gelu_inner(x));
+      const float du = mul(kGeluC, add(1.0f, mul(mul(kGeluA3, x), x)));
+      return mul(gy, add(mul(0.5f, add(1.0f, t)), mul(mul(mul(0.5f, x), sub(1.0f, mul(t, t))), du)));
+    }
+    case UnaryOp::silu: {
+      const float sg = sigmoid_of(x);
+      return mul(mul(gy, sg), add(1.0f, mul(x, sub(1.0f, sg))));
+    }
+    case UnaryOp::sigmoid: return mul(mul(gy, y), sub(1.0f, y));
+    case UnaryOp::tanh: return mul(gy, sub(1.0f, mul(y, y)));
+    case UnaryOp::sqrt: return div(mul(gy, 0.5f), y);
+    case UnaryOp::square: return mul(mul(gy, 2.0f), x);
+    case UnaryOp::reciprocal: return mul(mul(-gy, y), y);
+    case UnaryOp::scale: return mul(gy, s);
+    case UnaryOp::add_scalar: return gy;
+    case UnaryOp::pow_scalar: return mul(mul(gy, s), ::powf(x, sub(s, 1.0f)));
+  }
+  return gy;  // unreachable
+}
+
+template <BinaryOp Op>
+GTPO_HD float binary_value(float a, float b) {
+  using namespace ieee;
+  switch (Op) {
+    case BinaryOp::add: return add(a, b);
+    case BinaryOp::sub: return sub(a, b);
+    case BinaryOp::mul: return mul(a, b);
+    case BinaryOp::div: return div(a, b);
+  }
+  return a;  // unreachable
+}
+
+// ---- AdamW -------------------------------------------------------------------------------------
+// The per-step scalars, computed once on the host exactly as cpu_adamw.cpp computes them.
+struct AdamwScalars {
+  float lr, beta1, beta2, eps, bias_correction1, bias_correction2;
+  float decay;         // 1 - lr * weight_decay
+  float one_minus_b1;  // 1 - beta1
+  float one_minus_b2;  // 1 - beta2
+};
+
+// One element of cpu_adamw.cpp's loop, same operations in the same order.
+GTPO_HD void adamw_element(float& param, float g, float& m, float& v, const AdamwScalars& k) {
+  using namespace ieee;
+  const float mi = add(mul(k.beta1, m), mul(k.one_minus_b1, g));
+  const float vi = add(mul(k.beta2, v), mul(k.one_minus_b2, mul(g, g)));
+  m = mi;
+  v = vi;
+  const float m_hat = div(mi, k.bias_correction1);
+  const float v_hat = div(vi, k.bias_correction2);
+  param = sub(mul(param, k.decay), mul(k.lr, div(m_hat, add(ieee::sqrt(v_hat), k.eps))));
+}
+
+}  // namespace gtpo::cuda
