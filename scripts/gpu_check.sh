@@ -150,7 +150,7 @@ gtpo="$build_dir/gtpo"
 # ---- tests -------------------------------------------------------------------------------------
 # GTPO_REQUIRE_CUDA=1: the skip helper of tests/cuda and the op harness fail where they would skip.
 run_step cuda-tests 150 "" env GTPO_REQUIRE_CUDA=1 OMP_NUM_THREADS=2 \
-  ctest --test-dir "$build_dir" -L cuda -j "$test_jobs" --output-on-failure --timeout 120
+  ctest --test-dir "$build_dir" -L '^cuda$' -j "$test_jobs" --output-on-failure --timeout 120
 cp "$build_dir/Testing/Temporary/LastTest.log" "$log_dir/ctest-cuda.log" 2>/dev/null
 if [ "${statuses[-1]}" = "PASS" ]; then
   count="$(grep -Eo '[0-9]+ tests passed, 0 tests failed out of [0-9]+' "$log_dir/cuda-tests.log" | head -n 1)"
