@@ -648,6 +648,51 @@ TEST_CASE("primitives: fused attention with GQA, cache strides, key masks and q_
   }
 }
 
+TEST_CASE("primitives: attention forward reading a shared prompt prefix (grouped decode)",
+          "[cuda][primitives][attention]") {
+  GTPO_CUDA_DEVICE_OR_SKIP(dev, "attention with a shared prefix");
+  if (!backend_for(dev).supports_attention_prefix()) {
+    WARN(backend_for(dev).name() << " does not read shared prefixes (supports_attention_prefix() is false): "
+                                 "the sampler copies prompts per row there; nothing to compare");
+    return;
+  }
+  // 6 rows in groups of 3 share 2 prompts of 7 positions; each row has 12 positions (5 of its own).
+  const int64_t B = 6, group = 3, Tp = 7, kv_len = 12, cap = 16, prefix_cap = 9, Hq = 4, Hkv = 2, D = 32;
+  for (int64_t q_len : {int64_t{1}, int64_t{3}}) {
+    auto run = [&](Device d) {
+      const int64_t row = Hkv * D;
+      Tensor q = up(values(B * q_len * Hq * D, 1), d), k = up(values(B * cap * row, 2), d),
+             v = up(values(B * cap * row, 3), d), pk = up(values((B / group) * prefix_cap * row, 4), d),
+             pv = up(values((B / group) * prefix_cap * row, 5), d);
+      std::vector<int32_t> m(static_cast<size_t>(B * kv_len), 1);
+      m[1] = 0;                      // row 0: a padded prompt position (in the prefix)
+      m[static_cast<size_t>(kv_len + 9)] = 0;  // row 1: one of its own positions
+      Tensor mask = up_ints(m, d);
+      AttentionArgs a;
+      a.batch = B;
+      a.q_len = q_len;
+      a.kv_len = kv_len;
+      a.q_heads = Hq;
+      a.kv_heads = Hkv;
+      a.head_dim = D;
+      a.kv_batch_stride = cap * row;
+      a.scale = 1.0f / std::sqrt(static_cast<float>(D));
+      a.key_mask = mask.data_i32();
+      a.prefix_k = pk.data();
+      a.prefix_v = pv.data();
+      a.prefix_len = Tp;
+      a.prefix_group = group;
+      a.prefix_batch_stride = prefix_cap * row;
+      Tensor out = out_buffer(B * q_len * Hq * D, d), lse = out_buffer(B * Hq * q_len, d);
+      backend_for(d).attention_forward(a, q.data(), k.data(), v.data(), out.data(), lse.data());
+      return std::vector<std::vector<float>>{out.to_vector(), lse.to_vector()};
+    };
+    const auto ref = run(Device::cpu), got = run(dev);
+    check_close("prefix attention out, q_len " + std::to_string(q_len), ref[0], got[0], Tol{1e-5, 1e-5});
+    check_close("prefix attention lse, q_len " + std::to_string(q_len), ref[1], got[1], Tol{1e-5, 1e-6});
+  }
+}
+
 TEST_CASE("primitives: cross-entropy and fused log-prob + entropy over large vocabularies",
           "[cuda][primitives][losses]") {
   GTPO_CUDA_DEVICE_OR_SKIP(dev, "losses");
