@@ -24,7 +24,7 @@ std::string write_config(const std::string& dir) {
 }
 }  // namespace
 
-TEST_CASE("apps: init writes a loadable checkpoint; overrides and seed apply", "[apps][init]") {
+TEST_CASE("apps: init writes a loadable checkpoint, overrides and seed apply", "[apps][init]") {
   const std::string dir = testing::fresh_temp_dir("apps_init");
   const std::string config = write_config(dir);
   REQUIRE(call_command({"init", config, "model.num_hidden_layers=3", "seed=4", "--out", dir + "/ckpt"}, apps::run_init) == 0);

@@ -30,7 +30,7 @@ Response resp(const std::string& group, bool correct, std::vector<float> h) {
 
 }  // namespace
 
-TEST_CASE("a group of one: lone response gets +-(a1+a2), zero advantage; dropped under dynamic sampling") {
+TEST_CASE("a group of one: lone response gets +-(a1+a2), zero advantage, dropped under dynamic sampling") {
   const std::vector<Response> batch = {resp("q", true, {0.3f, 2.0f, 0.0f})};
   for (const std::string algo : {"grpo", "dr_grpo", "dapo", "dapo_forking", "gtpo", "grpo_s"}) {
     INFO(algo);
@@ -168,7 +168,7 @@ TEST_CASE("negative entropies: round-off is read as 0, anything else is an error
                     Contains("response 1") && Contains("position 0") && Contains(">= 0"));
 }
 
-TEST_CASE("length and entropies must agree; entropy-free algorithms accept a bare length") {
+TEST_CASE("length and entropies must agree, entropy-free algorithms accept a bare length") {
   Response r = resp("a", true, {1.0f, 1.0f});
   r.length = 3;
   CHECK_THROWS_WITH(compute_advantages({r}, plain("grpo")), Contains("response 0") && Contains("length 3"));

@@ -21,7 +21,7 @@ TEST_CASE("dapo_soft: 0, then linear to -1 at L_max, -1 beyond") {
   CHECK(dapo_soft_penalty(101, 100, 0) == -1.0);
 }
 
-TEST_CASE("dapo_soft in dapo: added to r before the group z-score; buffer defaults to 20% of L_max") {
+TEST_CASE("dapo_soft in dapo: added to r before the group z-score, buffer defaults to 20% of L_max") {
   RlConfig cfg = defaults_for("dapo");
   cfg.dynamic_sampling = false;
   std::vector<Response> batch(2);
@@ -73,7 +73,7 @@ TEST_CASE("GROP hard group: no penalty") {
   CHECK(grop_penalties({10, 500}, {false, false}) == std::vector<double>(2, 0.0));
 }
 
-TEST_CASE("GROP middle group: knee over all G; correct penalised when n > m, else incorrect") {
+TEST_CASE("GROP middle group: knee over all G, correct penalised when n > m, else incorrect") {
   // n = m = 2: knee over {10, 12, 30, 40} = max(25, 23) = 25; the incorrect ones are penalised.
   const auto p = grop_penalties({10, 12, 30, 40}, {true, true, false, false});
   CHECK(p[0] == 0.0);

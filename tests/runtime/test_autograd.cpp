@@ -51,7 +51,7 @@ TEST_CASE("autograd: in-place writes to saved tensors are detected", "[autograd]
   CHECK_THROWS_WITH(y.backward(), Contains("modified in place after it was saved"));
 }
 
-TEST_CASE("autograd: non-scalar backward needs a seed; non-leaf cannot be marked", "[autograd][errors]") {
+TEST_CASE("autograd: non-scalar backward needs a seed, and a non-leaf cannot be marked", "[autograd][errors]") {
   Tensor x = Tensor::from_vector({1, 2}, Shape{2}).set_requires_grad(true);
   Tensor y = ops::mul_scalar(x, 2.0f);
   CHECK_THROWS_WITH(y.backward(), Contains("needs an explicit seed"));

@@ -1,9 +1,6 @@
-#include <omp.h>
-
 #include <catch2/catch.hpp>
 
 #include "tests/support/determinism.h"
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -350,22 +347,4 @@ TEST_CASE("token_logprob_entropy: every backend agrees with the CPU", "[ops][log
     ops::LogprobEntropy o = ops::token_logprob_entropy(in[0], in[1], 0.8f);
     return std::vector<Tensor>{o.logprob, o.entropy};
   }, {logits, targets}, 1e-5);
-}
-
-TEST_CASE("token_logprob_entropy: throughput at N=2048, V=50257 (prints; no assertion)", "[.][bench]") {
-  Tensor logits = random_tensor(Shape{2048, 50257}, 65, -10, 10);
-  logits.set_requires_grad(true);
-  Tensor targets = random_ids(Shape{2048}, 66, 50257);
-  Tensor glp = random_tensor(Shape{2048}, 67), gh = random_tensor(Shape{2048}, 68);
-  for (int rep = 0; rep < 2; ++rep) {
-    auto t0 = std::chrono::steady_clock::now();
-    ops::LogprobEntropy o = ops::token_logprob_entropy(logits, targets);
-    auto t1 = std::chrono::steady_clock::now();
-    run_backward({o.logprob, o.entropy}, {glp, gh}, false);
-    auto t2 = std::chrono::steady_clock::now();
-    logits.zero_grad();
-    const double fwd = std::chrono::duration<double, std::milli>(t1 - t0).count();
-    const double bwd = std::chrono::duration<double, std::milli>(t2 - t1).count();
-    WARN("threads " << omp_get_max_threads() << ": forward " << fwd << " ms, backward " << bwd << " ms");
-  }
 }
