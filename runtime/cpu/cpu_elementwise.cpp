@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "runtime/cpu/cpu_backend.h"
+#include "runtime/cpu/cpu_vec_math.h"
 #include "runtime/error.h"
 #include "runtime/parallel.h"
 
@@ -12,7 +13,7 @@ constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/pi)
 constexpr float kGeluA = 0.044715f;
 constexpr int64_t kElementGrain = 1 << 15;
 
-inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+inline float sigmoid(float x) { return 1.0f / (1.0f + cpu_math::exp_any(-x)); }
 
 template <typename F>
 void map(int64_t n, F&& f) {

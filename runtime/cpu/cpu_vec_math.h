@@ -31,6 +31,31 @@ inline float exp_bounded(float x) {
   return x < -87.0f ? 0.0f : (x == x ? y : x);
 }
 
+// e^x over the whole float range, for the elementwise kernels (sigmoid, silu): exp_bounded's polynomial,
+// with 2^n applied as two exact power-of-two factors so that n up to 128 (x up to ln FLT_MAX) stays finite.
+// x > 88.7228 gives +inf and x < -87 gives 0 (std::exp would return a denormal there; sigmoid and silu
+// round either to the same result). Vectorisable, unlike the scalar libm call it replaces.
+inline float exp_any(float x) {
+  const float t = std::min(std::max(x, -87.0f), 88.72283f);  // a NaN x is restored below
+  const float n = (t * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = t - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  const int32_t ni = static_cast<int32_t>(n);
+  const int32_t half = ni / 2;  // both factors stay normal: |half|, |ni - half| <= 64
+  const float scale1 = std::bit_cast<float>((half + 127) << 23);
+  const float scale2 = std::bit_cast<float>((ni - half + 127) << 23);
+  const float y = (p * scale1) * scale2;
+  const float inf = std::numeric_limits<float>::infinity();
+  return x < -87.0f ? 0.0f : (x > 88.72283f ? inf : (x == x ? y : x));
+}
+
 // Largest element of x[0, n) (-inf when n == 0). Sixteen independent lanes so the loop vectorises; max is
 // exact, so the lane split cannot change the result. NaNs are skipped here; they reach the output
 // through the exp pass instead.

@@ -77,6 +77,22 @@ TEST_CASE("exp_bounded: within 2 ulp of exp over [-87, 0], flushes below, propag
   CHECK(std::isnan(cpu_math::exp_bounded(std::numeric_limits<float>::quiet_NaN())));
 }
 
+TEST_CASE("exp_any: within 2 ulp of exp over [-87, 88.72], +inf above, 0 below, NaN kept", "[ops][elementwise]") {
+  double worst = 0;
+  for (float x = -87.0f; x <= 88.72f; x += 0.00317f) {
+    const double want = std::exp(static_cast<double>(x));
+    worst = std::max(worst, std::abs(cpu_math::exp_any(x) - want) / want);
+  }
+  CHECK(worst < 2 * 5.97e-8);
+  CHECK(cpu_math::exp_any(0.0f) == 1.0f);
+  CHECK(std::isfinite(cpu_math::exp_any(88.72f)));
+  CHECK(cpu_math::exp_any(88.73f) == std::numeric_limits<float>::infinity());
+  CHECK(cpu_math::exp_any(std::numeric_limits<float>::infinity()) == std::numeric_limits<float>::infinity());
+  CHECK(cpu_math::exp_any(-88.0f) == 0.0f);
+  CHECK(cpu_math::exp_any(-std::numeric_limits<float>::infinity()) == 0.0f);
+  CHECK(std::isnan(cpu_math::exp_any(std::numeric_limits<float>::quiet_NaN())));
+}
+
 // ---- cross-entropy --------------------------------------------------------------------------------
 
 TEST_CASE("cross_entropy: values against a double reference, ignored rows, odd shapes", "[ops][cross_entropy][ops_embed]") {
