@@ -22,9 +22,11 @@
 # line with the fields of torch_bench.py ("impl": "gtpo"); sgemm gets no --shape. When `gtpo bench --help`
 # fails, the gtpo side is skipped and the table is PyTorch-only.
 set -uo pipefail
-# Both sides wait passively: spinning OpenMP workers made either side up to 10x slower on a loaded
-# 2-core machine (gtpo sets this itself; PyTorch does not).
+# Both sides get the same OpenMP environment, the one gtpo picks for itself: idle workers spin briefly,
+# then sleep. libgomp's default (spin long) made either side up to 10x slower on a loaded 2-core machine;
+# sleeping at once (spin count 0) cost PyTorch's training 30% and gtpo's 8% on a quiet one.
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+export GOMP_SPINCOUNT="${GOMP_SPINCOUNT:-20000}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build_dir="${GTPO_BUILD_DIR:-$root/build}"
 out="$root/runs/bench"
