@@ -4,24 +4,9 @@
 // goes through adamw_element (cuda_elementwise_math.cuh), whose unfused IEEE operations round where the
 // CPU's do. So, sqrt and division being correctly rounded on both sides, a step gives the CPU's bits.
 #include "runtime/cuda/cuda_common.cuh"
-#include "runtime/cuda/cuda_elementwise_math.cuh"
-#include "runtime/cuda/cuda_index_math.cuh"
+#include "runtime/cuda/cuda_adamw_kernels.cuh"
 
 namespace gtpo::cuda {
-
-namespace {
-constexpr int kThreads = 256;
-
-__global__ void adamw_kernel(float* param, const float* grad, float* m, float* v, int64_t n, AdamwScalars k) {
-  for (int64_t i = first_index(); i < n; i += index_step()) {
-    float p = param[i], mi = m[i], vi = v[i];
-    adamw_element(p, grad[i], mi, vi, k);
-    m[i] = mi;
-    v[i] = vi;
-    param[i] = p;
-  }
-}
-}  // namespace
 
 void CudaBackend::adamw_step(float* param, const float* grad, float* m, float* v, int64_t n, float lr, float beta1,
                              float beta2, float eps, float weight_decay, float bias_correction1,
@@ -37,7 +22,7 @@ void CudaBackend::adamw_step(float* param, const float* grad, float* m, float* v
   k.decay = 1.0f - lr * weight_decay;  // host code, built with -ffp-contract=off like the CPU backend
   k.one_minus_b1 = 1.0f - beta1;
   k.one_minus_b2 = 1.0f - beta2;
-  adamw_kernel<<<grid_for(n, kThreads), kThreads, 0, stream_of(*this)>>>(param, grad, m, v, n, k);
+  adamw_kernel<<<grid_for(n, kAdamwThreads), kAdamwThreads, 0, stream_of(*this)>>>(param, grad, m, v, n, k);
   GTPO_CUDA_CHECK_LAUNCH();
 }
 

@@ -5,66 +5,33 @@
 // thread from values at the same index (or a broadcast one), so in-place calls (y == x, gx == gy,
 // out == a full operand) are safe, as they are on the CPU.
 #include "runtime/cuda/cuda_common.cuh"
-#include "runtime/cuda/cuda_elementwise_math.cuh"
-#include "runtime/cuda/cuda_index_math.cuh"
+#include "runtime/cuda/cuda_elementwise_kernels.cuh"
 
 namespace gtpo::cuda {
 
 namespace {
-constexpr int kThreads = 256;
-
-template <UnaryOp Op>
-__global__ void unary_kernel(const float* x, float* y, int64_t n, float s) {
-  for (int64_t i = first_index(); i < n; i += index_step()) y[i] = unary_value<Op>(x[i], s);
-}
-
-// x or y may be null when the derivative does not read it (the op saved only what it needs).
-template <UnaryOp Op>
-__global__ void unary_backward_kernel(const float* x, const float* y, const float* gy, float* gx, int64_t n, float s) {
-  for (int64_t i = first_index(); i < n; i += index_step()) {
-    const float xi = grad_reads_input(Op) ? x[i] : 0.0f;
-    const float yi = grad_reads_output(Op) ? y[i] : 0.0f;
-    gx[i] = unary_grad<Op>(xi, yi, gy[i], s);
-  }
-}
 
 template <UnaryOp Op>
 void launch_unary(cudaStream_t stream, const float* x, float* y, int64_t n, float s) {
-  unary_kernel<Op><<<grid_for(n, kThreads), kThreads, 0, stream>>>(x, y, n, s);
+  unary_kernel<Op><<<grid_for(n, kElementwiseThreads), kElementwiseThreads, 0, stream>>>(x, y, n, s);
   GTPO_CUDA_CHECK_LAUNCH();
 }
 
 template <UnaryOp Op>
 void launch_unary_backward(cudaStream_t stream, const float* x, const float* y, const float* gy, float* gx, int64_t n,
                            float s) {
-  unary_backward_kernel<Op><<<grid_for(n, kThreads), kThreads, 0, stream>>>(x, y, gy, gx, n, s);
+  unary_backward_kernel<Op><<<grid_for(n, kElementwiseThreads), kElementwiseThreads, 0, stream>>>(x, y, gy, gx, n, s);
   GTPO_CUDA_CHECK_LAUNCH();
-}
-
-// Both operands full: no index arithmetic beyond i.
-template <BinaryOp Op>
-__global__ void binary_full_kernel(const float* a, const float* b, float* out, int64_t n) {
-  for (int64_t i = first_index(); i < n; i += index_step()) out[i] = binary_value<Op>(a[i], b[i]);
-}
-
-template <BinaryOp Op>
-__global__ void binary_broadcast_kernel(const float* a, const float* b, float* out, int64_t rows, int64_t cols,
-                                        BroadcastMode mode_a, BroadcastMode mode_b) {
-  const int64_t n = rows * cols;
-  for (int64_t i = first_index(); i < n; i += index_step()) {
-    const int64_t r = i / cols;
-    const int64_t c = i - r * cols;
-    out[i] = binary_value<Op>(a[operand_index(mode_a, r, c, cols)], b[operand_index(mode_b, r, c, cols)]);
-  }
 }
 
 template <BinaryOp Op>
 void launch_binary(cudaStream_t stream, const float* a, const float* b, float* out, const BinaryPlan& p) {
   const int64_t n = p.rows * p.cols;
   if (p.a == BroadcastMode::full && p.b == BroadcastMode::full)
-    binary_full_kernel<Op><<<grid_for(n, kThreads), kThreads, 0, stream>>>(a, b, out, n);
+    binary_full_kernel<Op><<<grid_for(n, kElementwiseThreads), kElementwiseThreads, 0, stream>>>(a, b, out, n);
   else
-    binary_broadcast_kernel<Op><<<grid_for(n, kThreads), kThreads, 0, stream>>>(a, b, out, p.rows, p.cols, p.a, p.b);
+    binary_broadcast_kernel<Op><<<grid_for(n, kElementwiseThreads), kElementwiseThreads, 0, stream>>>(
+        a, b, out, p.rows, p.cols, p.a, p.b);
   GTPO_CUDA_CHECK_LAUNCH();
 }
 }  // namespace

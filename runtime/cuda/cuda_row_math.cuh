@@ -6,8 +6,6 @@
 // the CPU's bits. It matters beyond the last ulp in one place: fused, x*s - m at the row max is the
 // rounding error of x*s instead of 0, and the losses' "terms at the max" count would miss the max.
 #pragma once
-#include <cuda_runtime.h>
-
 #include <cmath>
 #include <cstdint>
 

@@ -1,11 +1,42 @@
 // The CUDA attention kernels (runtime/cuda/cuda_attention_*.cuh) checked without a GPU: emu.h runs each
-// thread block as 128 fibers with real __syncthreads and warp-shuffle semantics, in forward, reverse and
-// random thread order (results must be bitwise identical across orders, which catches missing barriers),
-// with shared memory and unused cache rows poisoned with NaN. Each case is compared with a direct
+// thread block as 128 fibers with real __syncthreads and warp-shuffle semantics, in each of its thread orders
+// (forward, reverse, random, warps run ahead; results must be bitwise identical across them, which catches
+// missing barriers), with shared memory and unused cache rows poisoned with NaN. Each case is compared with a direct
 // double-precision evaluation of the contract in runtime/backend.h; KV-cache cases must also equal the same
 // problem with a dense k/v bit for bit. What this cannot show: speed, occupancy, real memory-model races
 // beyond the orders tried. Usage: test_cuda_attention_emulated [case index].
 #include "emu.h"
+
+namespace gtpo::cuda::attn {
+inline float* dynamic_smem() { return reinterpret_cast<float*>(emu::smem.data()); }
+}  // namespace gtpo::cuda::attn
+
+#include "runtime/cuda/cuda_attention_backward.cuh"
+#include "runtime/cuda/cuda_attention_forward.cuh"
+
+// The executor the attention launch plans run on (cuda_attention.cu's StreamExec on the device): 128-thread
+// blocks, up to 99 KB of dynamic shared memory (the plans raise the limit), scratch poisoned with NaN.
+struct EmuExec {
+  std::vector<std::vector<float>> scratches;
+  size_t max_smem = 0;
+  long long launches = 0;
+  void* scratch(size_t bytes) {
+    scratches.emplace_back(std::max<size_t>(bytes / 4, 0), std::numeric_limits<float>::quiet_NaN());
+    return scratches.back().data();
+  }
+  template <typename... P, typename... A>
+  void launch(void (*kernel)(P...), int64_t blocks, size_t smem_bytes, A&&... args) {
+    if (blocks <= 0) return;
+    ++launches;
+    max_smem = std::max(max_smem, smem_bytes);
+    emu::Launch l;
+    l.grid_x = unsigned(blocks);
+    l.threads = gtpo::cuda::attn::kThreads;
+    l.smem_bytes = smem_bytes;
+    l.max_smem = 99 * 1024;
+    emu::launch(kernel, l, std::forward<A>(args)...);
+  }
+};
 #include <cstdint>
 #include <string>
 #include <cinttypes>
@@ -190,12 +221,12 @@ int main(int argc, char** argv) {
     size_t smem = 0;
     emu::switches = 0;
     Got g0 = run(c, q, k, v, mask, gout, scale, 0, &smem);
-    Got g1 = run(c, q, k, v, mask, gout, scale, 1, &smem);
-    Got g2 = run(c, q, k, v, mask, gout, scale, 2, &smem);
-    const bool det = same_bits(g0.out, g1.out) && same_bits(g0.out, g2.out) && same_bits(g0.lse, g1.lse) &&
-                     same_bits(g0.lse, g2.lse) && same_bits(g0.gq, g1.gq) && same_bits(g0.gq, g2.gq) &&
-                     same_bits(g0.gk, g1.gk) && same_bits(g0.gk, g2.gk) && same_bits(g0.gv, g1.gv) &&
-                     same_bits(g0.gv, g2.gv);
+    bool det = true;
+    for (int mode = 1; mode < emu::kOrders; ++mode) {
+      Got g = run(c, q, k, v, mask, gout, scale, mode, &smem);
+      det = det && same_bits(g0.out, g.out) && same_bits(g0.lse, g.lse) && same_bits(g0.gq, g.gq) &&
+            same_bits(g0.gk, g.gk) && same_bits(g0.gv, g.gv);
+    }
     bool dense_same = true;
     if (c.cache) {  // the same problem with k, v copied to dense [B, Tk, Hkv, D]: bitwise the same forward
       Case cd = c;
