@@ -4,12 +4,13 @@
 // host flag never reaches device code, and nvcc's -fmad switch is per file, not per expression). Every
 // multiply, add and divide here therefore goes through the ieee:: helpers, which on the device are the
 // _rn intrinsics that nvcc never fuses: each rounding happens where the CPU has it, so the arithmetic
-// ops and AdamW reproduce the CPU's bits, and only expf/logf/tanhf/powf (CUDA's libm, a few ulp from
-// glibc's) can differ. On the host the helpers are the plain operators, which lets a host program compare
+// ops, sigmoid/silu and AdamW reproduce the CPU's bits, and only expf/logf/tanhf/powf (CUDA's libm, a few
+// ulp from glibc's) can differ. On the host the helpers are the plain operators, which lets a host program compare
 // these formulas with the CPU backend bit for bit.
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "runtime/backend.h"
 
@@ -62,7 +63,37 @@ constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/pi), as in cpu_elementw
 constexpr float kGeluA = 0.044715f;
 constexpr float kGeluA3 = 3.0f * kGeluA;  // folded at compile time on the CPU too
 
-GTPO_HD float sigmoid_of(float x) { return ieee::div(1.0f, ieee::add(1.0f, ::expf(-x))); }
+// cpu_math::exp_any (runtime/cpu/cpu_vec_math.h) step for step, each operation rounded where the CPU
+// rounds it, so sigmoid and silu give the CPU's bits (libm's expf would differ by an ulp or so).
+GTPO_HD float bits_to_float(int32_t bits) {
+#ifdef __CUDA_ARCH__
+  return __int_as_float(bits);
+#else
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+#endif
+}
+GTPO_HD float exp_any(float x) {
+  using namespace ieee;
+  const float t = fminf(fmaxf(x, -87.0f), 88.72283f);  // a NaN x is restored below
+  const float n = sub(add(mul(t, 1.44269504088896341f), 12582912.0f), 12582912.0f);
+  float r = sub(t, mul(n, 0.693359375f));
+  r = sub(r, mul(n, -2.12194440e-4f));
+  float p = 1.9875691500e-4f;
+  p = add(mul(p, r), 1.3981999507e-3f);
+  p = add(mul(p, r), 8.3334519073e-3f);
+  p = add(mul(p, r), 4.1665795894e-2f);
+  p = add(mul(p, r), 1.6666665459e-1f);
+  p = add(mul(p, r), 5.0000001201e-1f);
+  p = add(add(mul(p, mul(r, r)), r), 1.0f);
+  const int32_t ni = static_cast<int32_t>(n);
+  const int32_t half = ni / 2;
+  const float y = mul(mul(p, bits_to_float((half + 127) << 23)), bits_to_float((ni - half + 127) << 23));
+  return x < -87.0f ? 0.0f : (x > 88.72283f ? INFINITY : (x == x ? y : x));
+}
+
+GTPO_HD float sigmoid_of(float x) { return ieee::div(1.0f, ieee::add(1.0f, exp_any(-x))); }
 
 // The argument of tanh in gelu_tanh: sqrt(2/pi) (x + 0.044715 x^3), with x^3 as ((a x) x) x like the CPU.
 GTPO_HD float gelu_inner(float x) {
