@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
       vis[t] = j + t < j_end && key_ok(g, b, j + t);  // warp-uniform
       float dot = 0.0f;
       if (vis[t]) {
-        const float* kr = k + kv_offset(g, b, j + t, kvh);
+        const float* kr = kv_row_ptr(g, k, g.prefix_k, b, j + t, kvh);
 #pragma unroll
         for (int e = 0; e < E; ++e) {
           const int d = lane + kWarpLanes * e;
@@ -189,7 +189,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
       float a = acc[e] * alpha;
 #pragma unroll
       for (int t = 0; t < kDecodeUnroll; ++t)
-        if (vis[t] && (kExact || d < dim)) a = fmaf(p[t], v[kv_offset(g, b, j + t, kvh) + d], a);
+        if (vis[t] && (kExact || d < dim)) a = fmaf(p[t], kv_row_ptr(g, v, g.prefix_v, b, j + t, kvh)[d], a);
       acc[e] = a;
     }
   }
@@ -273,9 +273,10 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
 template <int kMaxD, bool kExact, class Exec>
 void forward_for_dim(Exec& ex, const Geom& g, const float* q, const float* k, const float* v, float* out,
                      float* lse) {
-  if (g.q_len <= kDecodeMaxQueries) {
+  if (g.q_len <= kDecodeMaxQueries || g.prefix_len > 0) {
     // Few queries: a tiled block would leave most of its rows empty and the grid would have only
-    // batch * q_heads blocks, so rows are spread over kv splits instead.
+    // batch * q_heads blocks, so rows are spread over kv splits instead. The decode kernel is right for
+    // any q_len, and it alone reads a shared prefix (the tiled kernel stages key tiles from one buffer).
     const int64_t rows = g.batch * g.q_heads * g.q_len;
     const int64_t splits = decode_splits(g.kv_len);
     float* part = nullptr;

@@ -25,6 +25,11 @@ struct Geom {
   int64_t kv_batch = 0;  // elements between batch entries of k and v (kv_batch_stride, or dense)
   float scale = 1.0f;
   const int32_t* mask = nullptr;  // [batch, kv_len] or null
+  // Shared prefix (AttentionArgs::prefix_*): keys j < prefix_len of entry b come from prefix entry
+  // b / prefix_group. Forward decode path only.
+  const float* prefix_k = nullptr;
+  const float* prefix_v = nullptr;
+  int64_t prefix_len = 0, prefix_group = 1, prefix_batch = 0;
 };
 
 inline Geom make_geom(const AttentionArgs& a) {
@@ -42,6 +47,11 @@ inline Geom make_geom(const AttentionArgs& a) {
   g.kv_batch = a.kv_batch_stride > 0 ? a.kv_batch_stride : a.kv_len * a.kv_heads * a.head_dim;
   g.scale = a.scale;
   g.mask = a.key_mask;
+  g.prefix_k = a.prefix_k;
+  g.prefix_v = a.prefix_v;
+  g.prefix_len = a.prefix_len;
+  g.prefix_group = a.prefix_group > 0 ? a.prefix_group : 1;
+  g.prefix_batch = a.prefix_batch_stride;
   return g;
 }
 
@@ -52,6 +62,12 @@ GTPO_ATTN_HD int64_t q_offset(const Geom& g, int64_t b, int64_t i, int64_t h) {
 // Element offset of (batch b, key j, kv head kvh) in k and v (which may be strided by kv_batch_stride).
 GTPO_ATTN_HD int64_t kv_offset(const Geom& g, int64_t b, int64_t j, int64_t kvh) {
   return b * g.kv_batch + j * g.kv_row + kvh * g.dim;
+}
+// Start of key (or value) row j of kv head kvh for batch entry b, from the shared prefix below prefix_len.
+GTPO_ATTN_HD const float* kv_row_ptr(const Geom& g, const float* own, const float* prefix, int64_t b, int64_t j,
+                                     int64_t kvh) {
+  return j < g.prefix_len ? prefix + (b / g.prefix_group) * g.prefix_batch + j * g.kv_row + kvh * g.dim
+                          : own + kv_offset(g, b, j, kvh);
 }
 // The same element in gk and gv, which are always dense [batch, kv_len, kv_heads, dim].
 GTPO_ATTN_HD int64_t kv_grad_offset(const Geom& g, int64_t b, int64_t j, int64_t kvh) {

@@ -112,14 +112,28 @@ Ref reference(const Case& c, const std::vector<float>& q, const std::vector<floa
 
 struct Got { std::vector<float> out, lse, gq, gk, gv; };
 
+// A shared prompt prefix (AttentionArgs::prefix_*): [B / group, len, Hkv, D].
+struct Prefix {
+  std::vector<float> k, v;
+  int64_t len = 0, group = 1;
+};
+
 Got run(const Case& c, const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
-        const std::vector<int32_t>& mask, const std::vector<float>& gout, float scale, int mode, size_t* smem) {
+        const std::vector<int32_t>& mask, const std::vector<float>& gout, float scale, int mode, size_t* smem,
+        const Prefix* prefix = nullptr) {
   emu::order_mode = mode;
   gtpo::AttentionArgs a;
   a.batch = c.B; a.q_len = c.Tq; a.kv_len = c.Tk; a.q_heads = c.Hq; a.kv_heads = c.Hkv; a.head_dim = c.D;
   a.kv_batch_stride = c.cache ? c.cache * c.Hkv * c.D : 0;
   a.scale = scale;
   a.key_mask = mask.empty() ? nullptr : mask.data();
+  if (prefix) {
+    a.prefix_k = prefix->k.data();
+    a.prefix_v = prefix->v.data();
+    a.prefix_len = prefix->len;
+    a.prefix_group = prefix->group;
+    a.prefix_batch_stride = prefix->len * c.Hkv * c.D;
+  }
   Geom g = gtpo::cuda::attn::make_geom(a);
   Got r;
   r.out.assign(c.B * c.Tq * c.Hq * c.D, NaN);
@@ -241,16 +255,44 @@ int main(int argc, char** argv) {
       Got gd = run(cd, q, kd, vd, mask, gout, scale, 2, &smem);
       dense_same = same_bits(gd.out, g0.out) && same_bits(gd.lse, g0.lse);
     }
+    bool prefix_same = true;
+    if (c.cache && c.B > 0 && c.Tk > 0) {
+      // The shared-prefix forward against the prefix copied into every row: the rows' own positions below
+      // the prefix are NaN, so reading them would show. Same decode kernel on both sides (q_len <= 16):
+      // bitwise; otherwise the copy takes the tiled kernel: within 2e-6.
+      Prefix pre;
+      pre.group = c.B % 2 == 0 ? 2 : 1;
+      pre.len = std::max<int64_t>(1, c.Tk / 2);
+      const int64_t row = c.Hkv * c.D;
+      std::vector<float> kc = k, vc = v, kn = k, vn = v;
+      for (int64_t e = 0; e < c.B / pre.group; ++e)
+        for (int64_t x = 0; x < pre.len * row; ++x) {
+          pre.k.push_back(k[(e * pre.group) * rows_k * row + x]);
+          pre.v.push_back(v[(e * pre.group) * rows_k * row + x]);
+        }
+      for (int64_t b = 0; b < c.B; ++b)
+        for (int64_t x = 0; x < pre.len * row; ++x) {
+          kc[b * rows_k * row + x] = pre.k[(b / pre.group) * pre.len * row + x];
+          vc[b * rows_k * row + x] = pre.v[(b / pre.group) * pre.len * row + x];
+          kn[b * rows_k * row + x] = vn[b * rows_k * row + x] = NaN;
+        }
+      Got copied = run(c, q, kc, vc, mask, gout, scale, 2, &smem);
+      Got shared = run(c, q, kn, vn, mask, gout, scale, 1, &smem, &pre);
+      double s6, s7;
+      prefix_same = c.Tq <= 16 ? same_bits(copied.out, shared.out) && same_bits(copied.lse, shared.lse)
+                               : maxerr(shared.out, std::vector<double>(copied.out.begin(), copied.out.end()), &s6) < 2e-6 &&
+                                     maxerr(shared.lse, std::vector<double>(copied.lse.begin(), copied.lse.end()), &s7) < 2e-6;
+    }
     Ref r = reference(c, q, k, v, mask, gout, scale);
     double s1, s2, s3, s4, s5;
     const double eo = maxerr(g0.out, r.out, &s1), el = maxerr(g0.lse, r.lse, &s2);
     double eq = 0, ek = 0, ev = 0;
     if (c.backward) { eq = maxerr(g0.gq, r.gq, &s3); ek = maxerr(g0.gk, r.gk, &s4); ev = maxerr(g0.gv, r.gv, &s5); }
-    const bool ok = det && dense_same && eo < 2e-5 && el < 2e-5 && eq < 1e-4 && ek < 1e-4 && ev < 1e-4;
+    const bool ok = det && dense_same && prefix_same && eo < 2e-5 && el < 2e-5 && eq < 1e-4 && ek < 1e-4 && ev < 1e-4;
     failures += !ok;
     printf("%s case %2zu B=%" PRId64 " Tq=%" PRId64 " Tk=%" PRId64 " Hq=%" PRId64 " Hkv=%" PRId64 " D=%" PRId64
-           " cache=%" PRId64 " mask=%d dense=%d | out %.1e lse %.1e gq %.1e gk %.1e gv %.1e | det %d | smem %zu | sw %lld\n",
-           ok ? "ok  " : "FAIL", ci, c.B, c.Tq, c.Tk, c.Hq, c.Hkv, c.D, c.cache, c.mask, (int)dense_same, eo, el, eq, ek, ev, (int)det,
+           " cache=%" PRId64 " mask=%d dense=%d prefix=%d | out %.1e lse %.1e gq %.1e gk %.1e gv %.1e | det %d | smem %zu | sw %lld\n",
+           ok ? "ok  " : "FAIL", ci, c.B, c.Tq, c.Tk, c.Hq, c.Hkv, c.D, c.cache, c.mask, (int)dense_same, (int)prefix_same, eo, el, eq, ek, ev, (int)det,
            smem, emu::switches);
     fflush(stdout);
   }
