@@ -57,6 +57,9 @@ nlohmann::json bench_rlstep(const Options& o) {
                                        : rl::load_run_config(where);
   config.train.seed = o.seed;
   config.train.init_from.clear();  // always a freshly initialised model
+  // A fresh model solves nothing: with dynamic sampling (the quick start's default) every group would be
+  // dropped and the update phase would time nothing. Keep every group so the step does all of its work.
+  config.rl.dynamic_sampling = false;
   config.train.device = o.device;
   config.train.matmul_precision = o.precision;
   config.train.deterministic = true;
