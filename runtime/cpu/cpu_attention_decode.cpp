@@ -77,9 +77,14 @@ void decode_forward(const AttentionArgs& a, const float* q, const float* k, cons
   // read front to back, once per query, which the hardware prefetcher streams. Reading one head at a time
   // touched a quarter of each row at a 1 KB stride and ran at memory latency, not bandwidth.
   parallel_for(a.batch, 1, [&](int64_t tb, int64_t te) {
-    std::vector<float> scores(static_cast<size_t>(heads * keys));  // [head, key]
-    std::vector<float> acc(static_cast<size_t>(heads * d));
-    std::vector<float> row_max(static_cast<size_t>(heads)), row_sum(static_cast<size_t>(heads));
+    // Per-thread scratch, grown as needed and kept: parallel_for hands out one row per chunk, and fresh
+    // vectors per row meant four allocations per row, layer and decode step. Every element read is
+    // written first for the current row.
+    thread_local std::vector<float> scores, acc, row_max, row_sum;
+    scores.resize(static_cast<size_t>(heads * keys));  // [head, key]
+    acc.resize(static_cast<size_t>(heads * d));
+    row_max.resize(static_cast<size_t>(heads));
+    row_sum.resize(static_cast<size_t>(heads));
     for (int64_t b = tb; b < te; ++b) {
       const float* kb = k + b * kv_batch;
       const float* vb = v + b * kv_batch;

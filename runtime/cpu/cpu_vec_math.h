@@ -9,13 +9,13 @@
 
 namespace gtpo::cpu_math {
 
-// e^x for x <= 88 (the kernels call it with x <= 0 up to rounding), Cephes expf: x = n ln2 + r with
-// |r| <= ln2/2, e^r from a degree-7 polynomial, scaled by 2^n built in the exponent bits. Max relative
-// error 1.4 ulp against exp in double over [-87, 0] (checked by a test). Results below e^-87 (~1.6e-38,
-// the normal range's end) are flushed to 0; NaN in gives NaN out. glibc's expf is a scalar call, which
-// made this loop ~4x slower.
-inline float exp_bounded(float x) {
-  const float t = std::max(x, -87.0f);  // keeps 2^n a normal number; a NaN x is restored below
+// The shared core of both exps, for t >= -87 (and at most what the caller's 2^n can represent):
+// t = n ln2 + r; returns n and e^r, the caller applies 2^n.
+struct ExpParts {
+  float n;
+  float e_r;
+};
+inline ExpParts exp_parts(float t) {
   const float n = (t * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest integer
   float r = t - n * 0.693359375f;  // ln2 in two parts, so n * ln2 is exact enough
   r = r - n * -2.12194440e-4f;
@@ -26,32 +26,35 @@ inline float exp_bounded(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * (r * r) + r + 1.0f;
-  const float scale = std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
-  const float y = p * scale;
+  return {n, p};
+}
+
+// e^x for x <= 88 (the kernels call it with x <= 0 up to rounding), Cephes expf: x = n ln2 + r with
+// |r| <= ln2/2, e^r from a degree-7 polynomial, scaled by 2^n built in the exponent bits. Max relative
+// error 1.4 ulp against exp in double over [-87, 0] (checked by a test). Results below e^-87 (~1.6e-38,
+// the normal range's end) are flushed to 0; NaN in gives NaN out. glibc's expf is a scalar call, which
+// made this loop ~4x slower.
+inline float exp_bounded(float x) {
+  const float t = std::max(x, -87.0f);  // keeps 2^n a normal number; a NaN x is restored below
+  const ExpParts e = exp_parts(t);
+  const float scale = std::bit_cast<float>((static_cast<int32_t>(e.n) + 127) << 23);
+  const float y = e.e_r * scale;
   return x < -87.0f ? 0.0f : (x == x ? y : x);
 }
 
 // e^x over the whole float range, for the elementwise kernels (sigmoid, silu): exp_bounded's polynomial,
 // with 2^n applied as two exact power-of-two factors so that n up to 128 (x up to ln FLT_MAX) stays finite.
 // x > 88.7228 gives +inf and x < -87 gives 0 (std::exp would return a denormal there; sigmoid and silu
-// round either to the same result). Vectorisable, unlike the scalar libm call it replaces.
+// round either to the same result). Vectorisable, unlike the scalar libm call it replaces. The CUDA
+// mirror is cuda::exp_any (runtime/cuda/cuda_elementwise_math.cuh), which must stay step for step equal.
 inline float exp_any(float x) {
   const float t = std::min(std::max(x, -87.0f), 88.72283f);  // a NaN x is restored below
-  const float n = (t * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = t - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
-  const int32_t ni = static_cast<int32_t>(n);
+  const ExpParts e = exp_parts(t);
+  const int32_t ni = static_cast<int32_t>(e.n);
   const int32_t half = ni / 2;  // both factors stay normal: |half|, |ni - half| <= 64
   const float scale1 = std::bit_cast<float>((half + 127) << 23);
   const float scale2 = std::bit_cast<float>((ni - half + 127) << 23);
-  const float y = (p * scale1) * scale2;
+  const float y = (e.e_r * scale1) * scale2;
   const float inf = std::numeric_limits<float>::infinity();
   return x < -87.0f ? 0.0f : (x > 88.72283f ? inf : (x == x ? y : x));
 }

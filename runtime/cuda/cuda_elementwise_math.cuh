@@ -1,9 +1,7 @@
 // Per-element formulas of the elementwise and AdamW kernels, callable from host and device.
 //
-// The CPU backend is built with -ffp-contract=off, but nvcc fuses a*b + c into one FMA by default (that
-// host flag never reaches device code, and nvcc's -fmad switch is per file, not per expression). Every
-// multiply, add and divide here therefore goes through the ieee:: helpers, which on the device are the
-// _rn intrinsics that nvcc never fuses: each rounding happens where the CPU has it, so the arithmetic
+// Every multiply, add and divide here goes through the unfused ieee:: helpers (cuda_ieee.cuh): each
+// rounding happens where the CPU has it, so the arithmetic
 // ops, sigmoid/silu and AdamW reproduce the CPU's bits, and only expf/logf/tanhf/powf (CUDA's libm, a few
 // ulp from glibc's) can differ. On the host the helpers are the plain operators, which lets a host program compare
 // these formulas with the CPU backend bit for bit.
@@ -13,6 +11,7 @@
 #include <cstring>
 
 #include "runtime/backend.h"
+#include "runtime/cuda/cuda_ieee.cuh"
 
 #ifndef GTPO_HD
 #define GTPO_HD __host__ __device__ __forceinline__
@@ -20,44 +19,6 @@
 
 namespace gtpo::cuda {
 
-namespace ieee {
-GTPO_HD float mul(float a, float b) {
-#ifdef __CUDA_ARCH__
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-GTPO_HD float add(float a, float b) {
-#ifdef __CUDA_ARCH__
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-GTPO_HD float sub(float a, float b) {
-#ifdef __CUDA_ARCH__
-  return __fsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
-// Correctly rounded even under --use_fast_math, which would otherwise approximate '/' and sqrtf.
-GTPO_HD float div(float a, float b) {
-#ifdef __CUDA_ARCH__
-  return __fdiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
-GTPO_HD float sqrt(float a) {
-#ifdef __CUDA_ARCH__
-  return __fsqrt_rn(a);
-#else
-  return std::sqrt(a);
-#endif
-}
-}  // namespace ieee
 
 constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/pi), as in cpu_elementwise.cpp
 constexpr float kGeluA = 0.044715f;

@@ -27,11 +27,11 @@ __device__ RowSums row_sums(const float* x, int64_t n, float scale, float* share
   float mx = -INFINITY;
   for (int64_t k = threadIdx.x; k < n; k += blockDim.x) mx = fmaxf(mx, x[k]);
   RowSums out;
-  out.max = row_math::rn_mul(block_max(mx, shared_f), scale);
+  out.max = ieee::mul(block_max(mx, shared_f), scale);
   double rest = 0.0, count = 0.0, w = 0.0;
   for (int64_t k = threadIdx.x; k < n; k += blockDim.x) {
     const row_math::LogitTerms t = row_math::logit_terms(x[k], scale, out.max);
-    rest += static_cast<double>(row_math::rn_sub(t.e, t.at_max));
+    rest += static_cast<double>(ieee::sub(t.e, t.at_max));
     count += static_cast<double>(t.at_max);
     if (kWeighted) w += static_cast<double>(t.e) * static_cast<double>(t.d);
   }
@@ -93,7 +93,7 @@ __global__ void logprob_entropy_forward_kernel(const float* logits, const int32_
     const float* x = logits + r * vocab;
     const RowSums s = row_sums<true>(x, vocab, inv_temperature, shared_f, shared_d);
     if (threadIdx.x == 0) {
-      const float zt = row_math::rn_mul(x[targets[r]], inv_temperature);
+      const float zt = ieee::mul(x[targets[r]], inv_temperature);
       logprob[r] = static_cast<float>((static_cast<double>(zt) - static_cast<double>(s.max)) - s.log_sum);
       // H = -sum p log p with log p = (z - m) - log S:  H = log S - W / S. Both terms are >= 0 (W <= 0), so
       // nothing cancels: a peaked row gives H ~ 0 accurately, a uniform one log V.
@@ -112,8 +112,8 @@ __global__ void logprob_entropy_backward_kernel(const float* logits, const int32
     float* g = glogits + r * vocab;
     const int64_t t = targets[r];
     const float l = lse[r], h = entropy[r];
-    const float a = glogprob ? row_math::rn_mul(glogprob[r], inv_temperature) : 0.0f;
-    const float b = gentropy ? row_math::rn_mul(gentropy[r], inv_temperature) : 0.0f;
+    const float a = glogprob ? ieee::mul(glogprob[r], inv_temperature) : 0.0f;
+    const float b = gentropy ? ieee::mul(gentropy[r], inv_temperature) : 0.0f;
     for (int64_t k = threadIdx.x; k < vocab; k += blockDim.x)
       g[k] = k == t ? row_math::logprob_entropy_grad_target(x[k], inv_temperature, l, h, a, b)
                     : row_math::logprob_entropy_grad(x[k], inv_temperature, l, h, a, b);

@@ -10,7 +10,6 @@ namespace {
 
 using row_math::layer_norm_xhat;
 using row_math::rms_norm_xhat;
-using row_math::rn_mul;
 
 // ---- weight / bias gradients ---------------------------------------------------------------------
 constexpr int kColumnThreads = 256;
@@ -48,7 +47,7 @@ __global__ void norm_column_partials_kernel(const float* x, const float* mean, c
   for (int64_t r = r_begin; r < r_end; ++r) {
     const int64_t i = r * cols + c;
     const float xhat = mean ? layer_norm_xhat(x[i], mean[r], rstd[r]) : rms_norm_xhat(x[i], rstd[r]);
-    acc_w += static_cast<double>(rn_mul(gy[i], xhat));
+    acc_w += static_cast<double>(ieee::mul(gy[i], xhat));
     acc_b += static_cast<double>(gy[i]);
   }
   partial_w[chunk * cols + c] = acc_w;
@@ -111,7 +110,7 @@ __global__ void layer_norm_backward_kernel(const float* x, const float* weight, 
     const float m = mean[r], rs = rstd[r];
     double sum_g = 0.0, sum_gx = 0.0;
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-      const float g = rn_mul(gr[c], weight[c]);
+      const float g = ieee::mul(gr[c], weight[c]);
       const float xhat = layer_norm_xhat(xr[c], m, rs);
       sum_g += static_cast<double>(g);
       sum_gx += static_cast<double>(g) * static_cast<double>(xhat);
@@ -121,7 +120,7 @@ __global__ void layer_norm_backward_kernel(const float* x, const float* weight, 
     const float a = static_cast<float>(sum_g / static_cast<double>(cols));
     const float b = static_cast<float>(sum_gx / static_cast<double>(cols));
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-      const float g = rn_mul(gr[c], weight[c]);
+      const float g = ieee::mul(gr[c], weight[c]);
       const float xhat = layer_norm_xhat(xr[c], m, rs);
       out[c] = row_math::layer_norm_grad(g, xhat, a, b, rs);
     }
@@ -143,7 +142,7 @@ __global__ void rms_norm_forward_kernel(const float* x, const float* weight, flo
     const float rs = row_math::norm_rstd(ms, eps);
     if (threadIdx.x == 0) rstd[r] = rs;
     // Llama order: (x * rstd) * weight.
-    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = rn_mul(rms_norm_xhat(xr[c], rs), weight[c]);
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = ieee::mul(rms_norm_xhat(xr[c], rs), weight[c]);
   }
 }
 
@@ -158,11 +157,11 @@ __global__ void rms_norm_backward_kernel(const float* x, const float* weight, co
     const float rs = rstd[r];
     double sum_gx = 0.0;
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-      sum_gx += static_cast<double>(rn_mul(gr[c], weight[c])) * static_cast<double>(rms_norm_xhat(xr[c], rs));
+      sum_gx += static_cast<double>(ieee::mul(gr[c], weight[c])) * static_cast<double>(rms_norm_xhat(xr[c], rs));
     sum_gx = block_sum(sum_gx, shared);
     const float b = static_cast<float>(sum_gx / static_cast<double>(cols));
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-      const float g = rn_mul(gr[c], weight[c]);
+      const float g = ieee::mul(gr[c], weight[c]);
       out[c] = row_math::rms_norm_grad(g, rms_norm_xhat(xr[c], rs), b, rs);
     }
   }

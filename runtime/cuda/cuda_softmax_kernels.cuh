@@ -8,9 +8,6 @@ namespace gtpo::cuda {
 
 namespace {
 
-using row_math::rn_mul;
-using row_math::rn_sub;
-
 __global__ void softmax_forward_kernel(const float* x, float* y, int64_t rows, int64_t cols, bool log_softmax) {
   GTPO_SHARED_ARRAY(float, shared_f, kWarp);
   GTPO_SHARED_ARRAY(double, shared_d, kWarp);
@@ -33,15 +30,15 @@ __global__ void softmax_forward_kernel(const float* x, float* y, int64_t rows, i
       }
     }
     double sum = 0.0;
-    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) sum += static_cast<double>(expf(rn_sub(xr[c], mx)));
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) sum += static_cast<double>(expf(ieee::sub(xr[c], mx)));
     sum = block_sum(sum, shared_d);
     // Each thread writes only the elements it read, after the block-wide sum: x == y is safe.
     if (log_softmax) {
       const float log_sum = static_cast<float>(log(sum));
-      for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = rn_sub(rn_sub(xr[c], mx), log_sum);
+      for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = ieee::sub(ieee::sub(xr[c], mx), log_sum);
     } else {
       const float inv = static_cast<float>(1.0 / sum);
-      for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = rn_mul(expf(rn_sub(xr[c], mx)), inv);
+      for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = ieee::mul(expf(ieee::sub(xr[c], mx)), inv);
     }
   }
 }
