@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "rl/run_config.h"
+#include "runtime/config_codec.h"
 #include "runtime/error.h"
 
 namespace gtpo::apps {
@@ -42,8 +44,8 @@ Args::Args(int argc, char** argv, const std::vector<FlagSpec>& specs) {
         value.assign(1, '1');  // (assigning a literal trips GCC 12's false -Wrestrict here)
       }
       values_[spec->name] = value;
-    } else if (size_t eq = arg.find('='); eq != std::string::npos && eq > 0) {
-      overrides_.emplace_back(arg.substr(0, eq), arg.substr(eq + 1));
+    } else if (rl::is_override(arg)) {
+      overrides_.push_back(rl::split_override(arg));  // the same splitter the config tests exercise
     } else {
       positionals_.push_back(arg);
     }
@@ -65,24 +67,20 @@ int64_t Args::get_int(const std::string& flag, int64_t fallback) const {
   auto it = values_.find(flag);
   if (it == values_.end()) return fallback;
   try {
-    size_t used = 0;
-    const long long v = std::stoll(it->second, &used);
-    if (used == it->second.size()) return v;
-  } catch (const std::exception&) {
+    return config::integer<int64_t>(std::numeric_limits<int64_t>::lowest()).parse(it->second);
+  } catch (const Error& e) {
+    fail("option ", flag, ": ", e.what());
   }
-  fail("option ", flag, ": expected an integer, got '", it->second, "'");
 }
 
 double Args::get_double(const std::string& flag, double fallback) const {
   auto it = values_.find(flag);
   if (it == values_.end()) return fallback;
   try {
-    size_t used = 0;
-    const double v = std::stod(it->second, &used);
-    if (used == it->second.size()) return v;
-  } catch (const std::exception&) {
+    return config::number().parse(it->second);
+  } catch (const Error& e) {
+    fail("option ", flag, ": ", e.what());
   }
-  fail("option ", flag, ": expected a number, got '", it->second, "'");
 }
 
 std::string usage_text(const std::string& synopsis, const std::string& description, const std::vector<FlagSpec>& specs) {

@@ -1,6 +1,7 @@
-// gtpo bench rlstep: one RL step of a quick-start-like run, timed phase by phase with the pieces the
-// trainer runs (rl/trainer.cpp): rollout (sample + verify), scoring (rewards -> advantages), update
-// (clipped policy loss, backward, AdamW). No PyTorch counterpart; it shows where a real step's time goes.
+// gtpo bench rlstep: one RL step of a quick-start-like run through rl::rl_step, the function the trainer
+// calls, timed phase by phase: rollout (sample + verify), scoring (rewards -> advantages), update (clipped
+// policy loss, backward, AdamW). No PyTorch counterpart; it shows where a real step's time goes. On the CPU
+// it also reports the update's peak tensor memory, which rl.micro_batch_tokens bounds.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -8,9 +9,9 @@
 
 #include "apps/bench.h"
 #include "apps/run_setup.h"
-#include "rl/advantages.h"
-#include "rl/policy_update.h"
-#include "rl/rollout_phase.h"
+#include "rl/rl_step.h"
+#include "rl/trainer.h"
+#include "runtime/cpu/cpu_backend.h"
 #include "rl/run_config.h"
 #include "runtime/backend.h"
 
@@ -64,25 +65,15 @@ nlohmann::json bench_rlstep(const Options& o) {
   config.train.matmul_precision = o.precision;
   config.train.deterministic = true;
   RunObjects run = build_run(config);
-  rl::TrainerOptions to = trainer_options(config);
-  // The trainer's own preparation of the step (rl/trainer.cpp).
-  rl::attach_tokenizer(to.sampling, *run.tokenizer);
-  to.rl.max_new_tokens = static_cast<int>(to.sampling.max_new_tokens);
-  model::SamplingOptions sampling = to.sampling;
-  sampling.seed = to.seed;
-  rl::UpdateOptions uo;
-  uo.temperature = to.sampling.temperature > 0.0f ? to.sampling.temperature : 1.0f;
-  uo.micro_batch_sequences = to.micro_batch_sequences;
-  uo.grad_clip = to.grad_clip;
-  uo.pad_id = to.sampling.pad_id;
-  uo.lr = to.adam.lr;
-  optim::AdamW optimizer(run.model->parameters(), to.adam);
+  const optim::AdamWOptions adam = rl::adam_options(config.optim);
+  optim::AdamW optimizer(run.model->parameters(), adam);
   std::unique_ptr<model::Transformer> reference;
-  if (to.rl.kl_coef != 0.0) {
+  if (config.rl.kl_coef != 0.0) {
     reference = std::make_unique<model::Transformer>(run.model->config(), run.model->device());
     for (const optim::Parameter& p : run.model->parameters())
       reference->parameters().get(p.name).copy_(p.tensor.detach());
   }
+  const rl::RlStepModels models{*run.model, reference.get(), optimizer, *run.tokenizer, *run.source};
   const double baseline = current_rss_mb();
 
   struct Phases {
@@ -91,21 +82,16 @@ nlohmann::json bench_rlstep(const Options& o) {
   };
   std::vector<Phases> phases;
   uint64_t cursor = 0;
+  int64_t step_number = 0;
+  rl::RlStepResult last;
   auto step = [&] {
+    last = rl::rl_step(models, config, cursor, ++step_number, adam.lr);
     Phases p;
-    auto t = std::chrono::steady_clock::now();
-    rl::RolloutBatch batch = rl::collect_rollouts(*run.model, *run.tokenizer, *run.source, cursor, to.prompts_per_step,
-                                                  sampling, to.rl);
-    p.rollout = seconds_since(t);
-    t = std::chrono::steady_clock::now();
-    rl::AdvantageResult adv = rl::compute_advantages(batch.responses(), to.rl);
-    p.scoring = seconds_since(t);
-    t = std::chrono::steady_clock::now();
-    rl::UpdateStats up = rl::run_policy_update(*run.model, optimizer, batch, adv, to.rl, uo, reference.get());
-    backend_for(o.device).synchronize();
-    p.update = seconds_since(t);
-    p.generated = batch.sampler.generated_tokens;
-    p.update_tokens = up.tokens;
+    p.rollout = last.seconds_rollout;
+    p.scoring = last.seconds_advantages;
+    p.update = last.seconds_update;
+    p.generated = last.batch.sampler.generated_tokens;
+    p.update_tokens = last.update.tokens;
     phases.push_back(p);
   };
   const int64_t runs = o.runs > 0 ? o.runs : 5, warmup = o.warmup >= 0 ? o.warmup : 2;
@@ -124,6 +110,28 @@ nlohmann::json bench_rlstep(const Options& o) {
     update_rate.push_back(static_cast<double>(p.update_tokens) / p.update);
     step_rate.push_back(static_cast<double>(p.generated) / seconds[i - (phases.size() - seconds.size())]);
   }
+  // The update's peak tensor memory (CPU allocator, above what is live when it starts) for the last step's
+  // batch under several micro-batch budgets: bounded by the budget, not by prompts × G × length.
+  nlohmann::json memory = nlohmann::json::array();
+  if (o.device == Device::cpu && !last.batch.items.empty()) {
+    int64_t longest = 0, padded = 0;
+    for (const rl::RolloutItem& it : last.batch.items)
+      longest = std::max<int64_t>(longest, static_cast<int64_t>(it.sample.prompt_tokens.size() + it.sample.tokens.size()));
+    padded = longest * static_cast<int64_t>(last.batch.items.size());
+    for (int64_t budget : {int64_t{0}, padded / 4, padded / 16, longest}) {
+      rl::RunConfig probe = config;
+      probe.rl.micro_batch_tokens = budget;
+      const model::SamplingOptions sampling = rl::sampling_options(probe.sampler, *run.tokenizer, probe.train.seed);
+      const size_t live = cpu_backend().allocator_stats().bytes_in_use;
+      cpu_backend().reset_allocator_peak();
+      (void)rl::run_policy_update(*run.model, optimizer, last.batch, last.advantages, probe.rl,
+                                  rl::update_options(probe, sampling, adam.lr), reference.get());
+      const double peak_mb = static_cast<double>(cpu_backend().allocator_stats().peak_bytes_in_use - live) / 1048576.0;
+      memory.push_back({{"micro_batch_tokens", budget}, {"padded_tokens", padded}, {"update_peak_tensor_mb", peak_mb}});
+      std::fprintf(stderr, "gtpo: rlstep update peak %.2f MB with rl.micro_batch_tokens=%lld (mini-batch %lld padded tokens)\n",
+                   peak_mb, static_cast<long long>(budget), static_cast<long long>(padded));
+    }
+  }
   return {{"config", where.empty() ? "quickstart (built-in)" : where},
           // Generated (response) tokens per second of the whole step: the rate a user's run advances at.
           {"tokens_per_s", median(step_rate)},
@@ -138,8 +146,12 @@ nlohmann::json bench_rlstep(const Options& o) {
           // forwarded too but not counted).
           {"update_tokens_per_s", median(update_rate)},
           {"generated_tokens", phases.back().generated},
-          {"prompts", to.prompts_per_step},
-          {"group_size", to.sampling.group_size},
+          {"prompts", config.train.prompts_per_step},
+          {"group_size", config.sampler.group_size},
+          // Peak tensor memory of the update phase above what was live when it started (CPU allocator), and
+          // the micro-batch budget that bounds it (0 = the whole mini-batch in one forward).
+          {"micro_batch_tokens", config.rl.micro_batch_tokens},
+          {"update_memory", memory},
           {"params", run.model->parameters().numel()},
           {"baseline_rss_mb", baseline}};
 }

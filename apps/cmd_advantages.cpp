@@ -2,19 +2,21 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
+#include <optional>
 #include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
+#include "apps/args.h"
 #include "apps/commands.h"
 #include "rl/advantages.h"
 #include "rl/algorithm_registry.h"
+#include "runtime/config_codec.h"
 #include "runtime/error.h"
+#include "runtime/io/atomic_file.h"
 
 namespace gtpo::apps {
 namespace {
@@ -59,43 +61,13 @@ void print_usage(std::ostream& os, const std::string& algo) {
   os << (known ? ", defaults for " + algo + ":\n" : "; gtpo advantages --algo NAME --help shows NAME's defaults:\n");
   for (const auto& [key, value] : rl::rl_option_values(rl::defaults_for(known ? algo : "grpo")))
     os << "  " << key << (known ? "=" + value : std::string()) << "\n";
+  os << "  sampler.max_new_tokens" << (known ? "=(unset)" : "") << "  L_max, needed by rl.overlong=dapo_soft\n";
 }
 
-struct Args {
-  std::string algo, in, out, diagnostics;
-  std::vector<std::pair<std::string, std::string>> options;
-  bool help = false;
-};
-
-Args parse_args(int argc, char** argv) {
-  Args a;
-  const auto value_of = [&](int& i, const std::string& arg, const std::string& flag) -> std::string {
-    if (arg.size() > flag.size() && arg.compare(0, flag.size() + 1, flag + "=") == 0) return arg.substr(flag.size() + 1);
-    if (i + 1 >= argc) throw UsageError(flag + " needs a value");
-    return argv[++i];
-  };
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto is = [&](const std::string& flag) { return arg == flag || arg.rfind(flag + "=", 0) == 0; };
-    if (arg == "--help" || arg == "-h") {
-      a.help = true;
-    } else if (is("--algo")) {
-      a.algo = value_of(i, arg, "--algo");
-    } else if (is("--in")) {
-      a.in = value_of(i, arg, "--in");
-    } else if (is("--out")) {
-      a.out = value_of(i, arg, "--out");
-    } else if (is("--diagnostics")) {
-      a.diagnostics = value_of(i, arg, "--diagnostics");
-    } else if (arg.rfind("--", 0) != 0 && arg.find('=') != std::string::npos && arg.front() != '=') {
-      const std::size_t eq = arg.find('=');
-      a.options.emplace_back(arg.substr(0, eq), arg.substr(eq + 1));
-    } else {
-      throw UsageError("unexpected argument '" + arg + "' (options are key=value)");
-    }
-  }
-  return a;
-}
+const std::vector<FlagSpec> kFlags = {{"--algo", true, "the algorithm (required)"},
+                                      {"--in", true, "rollouts JSONL (required)"},
+                                      {"--out", true, "output JSONL (required)"},
+                                      {"--diagnostics", true, "write the full diagnostics JSON here"}};
 
 rl::Response parse_line(const std::string& text, const std::string& where, json& group) {
   json j;
@@ -157,7 +129,13 @@ json tidy_array(const std::vector<float>& v) {
 
 json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
-json summary(const rl::AdvantageResult& res, std::size_t n, bool full, const rl::RlConfig& cfg) {
+// The options of the command line, checked before any file is read: a mistake here is a usage error.
+struct Settings {
+  rl::RlConfig cfg;
+  int max_new_tokens = 0;  // L_max for rl.overlong=dapo_soft (sampler.max_new_tokens)
+};
+
+json summary(const rl::AdvantageResult& res, std::size_t n, bool full, const Settings& settings) {
   const rl::Diagnostics& d = res.diagnostics;
   json s = {{"algo", res.algo},
             {"responses", n},
@@ -179,67 +157,60 @@ json summary(const rl::AdvantageResult& res, std::size_t n, bool full, const rl:
     s["d_profile"] = d.d_profile;
     s["h_profile"] = d.h_profile;
     json c = json::object();
-    for (const auto& [key, value] : rl::rl_option_values(cfg)) c[key] = value;
+    for (const auto& [key, value] : rl::rl_option_values(settings.cfg)) c[key] = value;
+    if (settings.max_new_tokens > 0) c["sampler.max_new_tokens"] = std::to_string(settings.max_new_tokens);
     s["config"] = c;
   }
   return s;
 }
 
-// Writes next to the target and renames, so a reader never sees a half-written file.
-void write_atomically(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    GTPO_CHECK(f.good(), "cannot write '", tmp, "'");
-    f << content;
-    f.flush();
-    if (!f.good()) {
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      fail("error while writing '", tmp, "'");
+
+Settings read_settings(const Args& args) {
+  if (!args.has("--algo")) throw UsageError("missing --algo NAME");
+  if (!args.has("--in")) throw UsageError("missing --in ROLLOUTS.jsonl");
+  if (!args.has("--out")) throw UsageError("missing --out OUT.jsonl");
+  GTPO_CHECK(args.positionals().empty(), "unexpected argument '", args.positionals().front(), "' (options are key=value)");
+  Settings s;
+  s.cfg = rl::defaults_for(args.get("--algo", ""));
+  for (const auto& [key, value] : args.overrides()) {
+    if (key == "sampler.max_new_tokens") {
+      try {
+        s.max_new_tokens = config::integer<int>(1, 2147483647).parse(value);
+      } catch (const Error& e) {
+        fail(key, ": ", e.what());
+      }
+    } else {
+      rl::set_rl_option(s.cfg, key, value);
     }
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    fail("cannot move '", tmp, "' to '", path, "': ", ec.message());
-  }
+  return s;
 }
 
-int run(const Args& args) {
-  if (args.algo.empty()) throw UsageError("missing --algo NAME");
-  if (args.in.empty()) throw UsageError("missing --in ROLLOUTS.jsonl");
-  if (args.out.empty()) throw UsageError("missing --out OUT.jsonl");
-  rl::RlConfig cfg;
-  try {
-    cfg = rl::defaults_for(args.algo);
-    for (const auto& [key, value] : args.options) rl::set_rl_option(cfg, key, value);
-  } catch (const UsageError&) {
-    throw;
-  } catch (const Error& e) {
-    throw UsageError(e.what());
-  }
+int run(const Args& args, const Settings& settings) {
+  const rl::RlConfig& cfg = settings.cfg;
+  const std::string in_path = args.get("--in", ""), out_path = args.get("--out", "");
   const rl::Algorithm& algo = rl::find_algorithm(cfg.algo);
 
-  std::ifstream in(args.in);
-  GTPO_CHECK(in.good(), "cannot open input file '", args.in, "'");
+  std::ifstream in(in_path);
+  GTPO_CHECK(in.good(), "cannot open input file '", in_path, "'");
   std::vector<rl::Response> batch;
   std::vector<json> groups;
   std::string line;
   for (std::size_t line_no = 1; std::getline(in, line); ++line_no) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = args.in + ":" + std::to_string(line_no);
+    const std::string where = in_path + ":" + std::to_string(line_no);
     json group;
     rl::Response r = parse_line(line, where, group);
     rl::validate_response(r, algo.needs_entropies, where);
     batch.push_back(std::move(r));
     groups.push_back(std::move(group));
   }
-  GTPO_CHECK(!in.bad(), "error while reading '", args.in, "'");
-  GTPO_CHECK(!batch.empty(), args.in, ": no rollouts (the file is empty)");
+  GTPO_CHECK(!in.bad(), "error while reading '", in_path, "'");
+  GTPO_CHECK(!batch.empty(), in_path, ": no rollouts (the file is empty)");
 
-  const rl::AdvantageResult res = rl::compute_advantages(batch, cfg);
+  rl::BatchContext context;
+  context.max_new_tokens = settings.max_new_tokens;
+  const rl::AdvantageResult res = rl::compute_advantages(batch, cfg, context);
   std::string out;
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const rl::ResponseResult& r = res.responses[i];
@@ -257,25 +228,31 @@ int run(const Args& args) {
     out += o.dump();
     out += '\n';
   }
-  write_atomically(args.out, out);
-  if (!args.diagnostics.empty()) write_atomically(args.diagnostics, summary(res, batch.size(), true, cfg).dump(2) + "\n");
-  std::cout << summary(res, batch.size(), false, cfg).dump() << "\n";
+  io::write_file_atomic(out_path, out);
+  if (args.has("--diagnostics"))
+    io::write_file_atomic(args.get("--diagnostics", ""), summary(res, batch.size(), true, settings).dump(2) + "\n");
+  std::cout << summary(res, batch.size(), false, settings).dump() << "\n";
   return 0;
 }
 
 }  // namespace
 
 int run_advantages(int argc, char** argv) {
+  std::optional<Args> args;
+  Settings settings;
   try {
-    const Args args = parse_args(argc, argv);
-    if (args.help) {
-      print_usage(std::cout, args.algo);
+    args.emplace(argc, argv, kFlags);
+    if (args->help()) {
+      print_usage(std::cout, args->get("--algo", ""));
       return 0;
     }
-    return run(args);
-  } catch (const UsageError& e) {
+    settings = read_settings(*args);
+  } catch (const Error& e) {
     std::cerr << "gtpo advantages: error: " << e.what() << "\n(run 'gtpo advantages --help' for usage)\n";
     return 2;
+  }
+  try {
+    return run(*args, settings);
   } catch (const Error& e) {
     std::cerr << "gtpo advantages: error: " << e.what() << "\n";
     return 1;

@@ -10,6 +10,7 @@
 #include "model/checkpoint.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/yaml_config.h"
 
 namespace gtpo::apps {
 
@@ -51,25 +52,33 @@ int run_init(int argc, char** argv) {
   GTPO_CHECK(args.positionals().size() == 1, "init: expected exactly one CONFIG.yaml, got ", args.positionals().size());
   const std::string path = args.positionals()[0];
   const std::string out = args.require("--out");
-  YAML::Node root;
-  try {
-    root = YAML::Load(io::read_file(path));
-  } catch (const YAML::Exception& e) {
-    fail(path, ": invalid YAML at line ", e.mark.line + 1, ": ", e.msg);
-  }
+  const YAML::Node root = io::load_yaml(io::read_file(path), path);
   GTPO_CHECK(root.IsMap() && root["model"], path, ": no 'model:' section");
-  model::ModelConfig mc = model::parse_model_config(root["model"], path);
-  uint64_t seed = root["seed"] ? root["seed"].as<uint64_t>() : 0;
+  std::vector<io::ConfigValue> values = io::read_yaml_section(root["model"], path, "model");
+  const config::Codec<uint64_t> seed_codec = config::integer<uint64_t>(0);
+  uint64_t seed = 0;
+  if (root["seed"]) {
+    try {
+      seed = seed_codec.parse(root["seed"].Scalar());
+    } catch (const Error& e) {
+      fail(io::line_of(path, root["seed"]), ": seed: ", e.what());
+    }
+  }
   for (const auto& [key, value] : args.overrides()) {
     if (key.rfind("model.", 0) == 0) {
-      model::set_model_option(mc, key.substr(6), value);
+      values.push_back({"command line", "model", key.substr(6), value});
     } else if (key == "seed") {
-      seed = std::stoull(value);
+      try {
+        seed = seed_codec.parse(value);
+      } catch (const Error& e) {
+        fail("command line: seed: ", e.what());
+      }
     } else {
       fail("init: unknown override '", key, "' (use model.KEY=VALUE or seed=N)");
     }
   }
-  model::validate_model_config(mc, path);
+  // Overrides join the file's values before the derived defaults (intermediate_size, ...) are worked out.
+  const model::ModelConfig mc = model::model_config_from_values(values, path);
   auto tokenizer = tokenizer_from(root["tokenizer"], mc, path);
   if (tokenizer)
     GTPO_CHECK(tokenizer->vocab_size() <= mc.vocab_size, path, ": the tokenizer has ", tokenizer->vocab_size(),

@@ -35,18 +35,18 @@ int run_sft(int argc, char** argv) {
   add_device_override(args, overrides);
   rl::RunConfig config = rl::load_run_config(args.positionals()[0], overrides);
   GTPO_CHECK(config.sft.steps > 0, "sft: sft.steps is 0; set it in the config or as sft.steps=N");
+  print_config_notes(config);
   RunObjects run = build_run(config);
-  rl::TrainerOptions o = trainer_options(config);
   const std::string out = args.get("--out", config.train.out_dir + "/sft");
   rl::JsonlLog log(config.train.out_dir + "/sft.jsonl", 0);
   uint64_t cursor = 0;
-  rl::run_sft(*run.model, *run.tokenizer, *run.source, o.sft, cursor, [&](const rl::SftStep& s) {
+  rl::run_sft(*run.model, *run.tokenizer, *run.source, config, cursor, [&](const rl::SftStep& s) {
     log.write({{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm}, {"seconds", s.seconds}});
-    if (o.progress && (s.step == 1 || s.step % 10 == 0 || s.step == o.sft.steps))
+    if (config.log.progress && (s.step == 1 || s.step % 10 == 0 || s.step == config.sft.steps))
       std::fprintf(stderr, "sft %lld/%lld | loss %.4f | lr %.2e\n", static_cast<long long>(s.step),
-                   static_cast<long long>(o.sft.steps), s.loss, s.lr);
+                   static_cast<long long>(config.sft.steps), s.loss, s.lr);
   });
-  rl::EvalResult e = rl::evaluate(*run.model, *run.tokenizer, *run.source, o.eval);
+  rl::EvalResult e = rl::evaluate(*run.model, *run.tokenizer, *run.source, rl::eval_options(config));
   model::save_model(out, *run.model, run.tokenizer.get());
   std::printf("test accuracy (greedy) after SFT: %.3f on %lld problems; checkpoint: %s\n", e.greedy_accuracy,
               static_cast<long long>(e.problems), out.c_str());

@@ -21,7 +21,7 @@ const std::vector<FlagSpec> kFlags = {
 int run_train(int argc, char** argv) {
   Args args(argc, argv, kFlags);
   if (args.help()) {
-    std::fputs(usage_text("gtpo train CONFIG.yaml [section.key=value ...]\n       gtpo train --resume RUN_DIR [section.key=value ...]",
+    std::fputs(usage_text("gtpo train CONFIG.yaml [section.key=value | ~section.key ...]\n       gtpo train --resume RUN_DIR [section.key=value ...]",
                           "Trains with the algorithm of rl.algo: an optional supervised warm start (sft.steps), then\n"
                           "RL steps of grouped rollouts, verification, shaped rewards and advantages, and clipped\n"
                           "policy updates. Writes config.yaml, metrics.jsonl, eval.jsonl, samples.jsonl and\n"
@@ -44,6 +44,7 @@ int run_train(int argc, char** argv) {
   if (resume) overrides.emplace_back("train.out_dir", args.get("--resume", ""));
   add_device_override(args, overrides);
   rl::RunConfig config = rl::load_run_config(config_path, overrides);
+  print_config_notes(config);
   RunObjects run = build_run(config);
   install_stop_handler();
   std::fprintf(stderr, "gtpo train: %s on task %s, %s model with %lld parameters on %s -> %s\n",
@@ -51,7 +52,7 @@ int run_train(int argc, char** argv) {
                model::architecture_name(run.model->config().architecture),
                static_cast<long long>(run.model->parameters().numel()), device_name(run.model->device()),
                config.train.out_dir.c_str());
-  rl::Trainer trainer(*run.model, *run.tokenizer, *run.source, trainer_options(config));
+  rl::Trainer trainer(*run.model, *run.tokenizer, *run.source, config);
   rl::TrainSummary s = trainer.run(resume);
   std::printf("test accuracy (greedy): before RL %.3f -> after RL %.3f (%+.1f points) after %lld steps%s\n",
               s.accuracy_before_rl, s.accuracy_after_rl, 100.0 * (s.accuracy_after_rl - s.accuracy_before_rl),

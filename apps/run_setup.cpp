@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 
 #include "apps/device_setup.h"
 #include "data/tasks/registry.h"
@@ -75,46 +76,8 @@ RunObjects build_run(rl::RunConfig& c) {
   return run;
 }
 
-rl::TrainerOptions trainer_options(const rl::RunConfig& c) {
-  rl::TrainerOptions o;
-  o.rl = c.rl;
-  o.sampling.group_size = c.sampler.group_size;
-  o.sampling.temperature = static_cast<float>(c.sampler.temperature);
-  o.sampling.top_k = c.sampler.top_k;
-  o.sampling.top_p = static_cast<float>(c.sampler.top_p);
-  o.sampling.max_new_tokens = c.sampler.max_new_tokens;
-  o.adam.lr = static_cast<float>(c.optim.lr);
-  o.adam.beta1 = static_cast<float>(c.optim.beta1);
-  o.adam.beta2 = static_cast<float>(c.optim.beta2);
-  o.adam.eps = static_cast<float>(c.optim.eps);
-  o.adam.weight_decay = static_cast<float>(c.optim.weight_decay);
-  o.schedule = {c.optim.schedule, static_cast<float>(c.optim.lr), c.optim.warmup_steps,
-                std::max<int64_t>(c.train.steps, c.optim.warmup_steps + 1), static_cast<float>(c.optim.min_lr_ratio)};
-  o.grad_clip = static_cast<float>(c.optim.grad_clip);
-  o.sft.steps = c.sft.steps;
-  o.sft.batch_size = c.sft.batch_size;
-  o.sft.schedule = {c.sft.schedule, static_cast<float>(c.sft.lr), c.sft.warmup_steps,
-                    std::max<int64_t>(c.sft.steps, c.sft.warmup_steps + 1), 0.1f};
-  o.sft.weight_decay = static_cast<float>(c.sft.weight_decay);
-  o.sft.grad_clip = static_cast<float>(c.optim.grad_clip);
-  o.steps = c.train.steps;
-  o.prompts_per_step = c.train.prompts_per_step;
-  o.seed = c.train.seed;
-  o.out_dir = c.train.out_dir;
-  o.checkpoint_every = c.train.checkpoint_every;
-  o.sample_every = c.train.sample_every;
-  o.samples_to_log = c.log.samples;
-  o.eval_every = c.eval.every;
-  o.eval.problems = c.eval.num_problems;
-  o.eval.k = c.eval.k;
-  o.eval.temperature = static_cast<float>(c.eval.temperature);
-  o.eval.max_new_tokens = c.eval.max_new_tokens > 0 ? c.eval.max_new_tokens : c.sampler.max_new_tokens;
-  o.eval.seed = c.train.seed;
-  o.progress = c.log.progress;
-  o.log_every = c.log.every;
-  o.sft_eval_every = c.sft.eval_every;
-  o.config_yaml = rl::resolved_config_yaml(c);
-  return o;
+void print_config_notes(const rl::RunConfig& config) {
+  for (const std::string& note : config.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
 }
 
 }  // namespace gtpo::apps

@@ -1,5 +1,5 @@
-// Turns a run configuration into the objects a run needs: tokenizer, model, problem source, and the
-// trainer's options. Pure wiring between rl::RunConfig and the layers.
+// Turns a run configuration into the objects a run needs: tokenizer, model and problem source. Pure
+// wiring between rl::RunConfig and the layers.
 #pragma once
 #include <memory>
 
@@ -23,7 +23,8 @@ struct RunObjects {
 // The model lives on train.device, whose backend is first configured with train.matmul_precision and
 // train.deterministic; an unavailable device is a gtpo::Error before anything else is done.
 RunObjects build_run(rl::RunConfig& config);
-rl::TrainerOptions trainer_options(const rl::RunConfig& config);
+// Prints the notes parsing left for the user (dropped task options, ...) to stderr.
+void print_config_notes(const rl::RunConfig& config);
 // The "--device cpu|cuda" argument of train and sft as the config override train.device=VALUE (checked
 // here, so a bad value names the flag); nothing when the flag is absent.
 void add_device_override(const Args& args, rl::ConfigOverrides& overrides);

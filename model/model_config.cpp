@@ -3,58 +3,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <limits>
+#include <set>
 #include <sstream>
 
 #include "runtime/error.h"
 
 namespace gtpo::model {
-
-namespace {
-
-const char* const kKeys[] = {"architecture",        "vocab_size",          "hidden_size",
-                             "num_hidden_layers",   "num_attention_heads", "num_key_value_heads",
-                             "intermediate_size",   "max_position_embeddings", "rms_norm_eps",
-                             "layer_norm_epsilon",  "rope_theta",          "tie_word_embeddings",
-                             "attention_bias"};
-
-std::string valid_keys() {
-  std::string s;
-  for (const char* k : kKeys) s += (s.empty() ? "" : ", ") + std::string(k);
-  return s;
-}
-
-int64_t parse_int(const std::string& key, const std::string& value) {
-  try {
-    size_t used = 0;
-    const long long v = std::stoll(value, &used);
-    if (used == value.size()) return v;
-  } catch (const std::exception&) {
-  }
-  fail("model.", key, ": expected an integer, got '", value, "'");
-}
-
-float parse_float(const std::string& key, const std::string& value) {
-  try {
-    size_t used = 0;
-    const float v = std::stof(value, &used);
-    if (used == value.size() && std::isfinite(v)) return v;
-  } catch (const std::exception&) {
-  }
-  fail("model.", key, ": expected a number, got '", value, "'");
-}
-
-bool parse_bool(const std::string& key, const std::string& value) {
-  if (value == "true" || value == "True" || value == "1") return true;
-  if (value == "false" || value == "False" || value == "0") return false;
-  fail("model.", key, ": expected true or false, got '", value, "'");
-}
-
-// Per-architecture defaults for keys a config leaves out; -1 / NaN mark "not given".
-struct Unset {
-  bool heads_kv = true, intermediate = true, eps = true, tie = true, bias = true;
-};
-
-}  // namespace
 
 const char* architecture_name(Architecture a) {
   switch (a) {
@@ -66,87 +21,117 @@ const char* architecture_name(Architecture a) {
 }
 
 namespace {
-void apply_defaults(ModelConfig& c, const Unset& unset) {
-  if (unset.heads_kv) c.num_key_value_heads = c.num_attention_heads;
-  if (unset.intermediate) {
+
+config::Codec<float> positive_float() {
+  const config::Codec<double> d = config::number(0, std::numeric_limits<double>::infinity(), true);
+  return {d.type, [d](const std::string& v) { return static_cast<float>(d.parse(v)); },
+          [d](const float& x) { return d.print(static_cast<double>(x)); }};
+}
+
+std::vector<ModelKey> build_keys() {
+  using config::field;
+  const auto size = config::integer<int64_t>(1);
+  const auto eps = positive_float();
+  std::vector<ModelKey> k = {
+      field("model", "architecture", &ModelConfig::architecture,
+            config::choice<Architecture>(
+                {{"gpt2", Architecture::gpt2}, {"llama", Architecture::llama}, {"qwen2", Architecture::qwen2}}),
+            "transformer family"),
+      field("model", "vocab_size", &ModelConfig::vocab_size, size,
+            "vocabulary size; leave it out to use the tokenizer's"),
+      field("model", "hidden_size", &ModelConfig::hidden_size, size, "model width"),
+      field("model", "num_hidden_layers", &ModelConfig::num_hidden_layers, size, "transformer blocks"),
+      field("model", "num_attention_heads", &ModelConfig::num_attention_heads, size,
+            "query heads; must divide hidden_size"),
+      field("model", "num_key_value_heads", &ModelConfig::num_key_value_heads, size,
+            "key/value heads (grouped-query attention); gpt2 needs num_attention_heads"),
+      field("model", "intermediate_size", &ModelConfig::intermediate_size, size, "MLP width"),
+      field("model", "max_position_embeddings", &ModelConfig::max_position_embeddings, size,
+            "longest sequence: prompt plus response"),
+      field("model", "rms_norm_eps", &ModelConfig::norm_eps, eps, "RMSNorm ε (llama, qwen2)"),
+      field("model", "layer_norm_epsilon", &ModelConfig::norm_eps, eps,
+            "LayerNorm ε (gpt2); the same setting as rms_norm_eps"),
+      field("model", "rope_theta", &ModelConfig::rope_theta, eps, "rotary embedding base (llama, qwen2)"),
+      field("model", "tie_word_embeddings", &ModelConfig::tie_word_embeddings, config::boolean(),
+            "output layer shares the embedding"),
+      field("model", "attention_bias", &ModelConfig::attention_bias, config::boolean(),
+            "llama: biases on q, k, v, o; qwen2 always has q, k, v biases, gpt2 all biases"),
+  };
+  // Defaults that depend on other keys, as the docs show them.
+  const std::vector<std::pair<std::string, std::string>> derived = {
+      {"architecture", "llama"},
+      {"vocab_size", "the tokenizer's"},
+      {"hidden_size", "required"},
+      {"num_hidden_layers", "required"},
+      {"num_attention_heads", "required"},
+      {"num_key_value_heads", "num_attention_heads"},
+      {"intermediate_size", "4·hidden_size (gpt2), 8·hidden_size/3 rounded up to 32"},
+      {"max_position_embeddings", "required"},
+      {"rms_norm_eps", "1e-6"},
+      {"layer_norm_epsilon", "1e-5"},
+      {"rope_theta", "10000"},
+      {"tie_word_embeddings", "true for gpt2, else false"},
+      {"attention_bias", "false"}};
+  for (ModelKey& key : k)
+    for (const auto& [name, text] : derived)
+      if (key.name == name) key.default_doc = text;
+  return k;
+}
+
+// The keys whose defaults follow the architecture or other keys, applied when a config leaves them out.
+void apply_defaults(ModelConfig& c, const std::set<std::string>& given) {
+  const auto unset = [&](const char* key) { return given.count(key) == 0; };
+  if (unset("num_key_value_heads")) c.num_key_value_heads = c.num_attention_heads;
+  if (unset("intermediate_size")) {
     if (c.is_gpt2())
       c.intermediate_size = 4 * c.hidden_size;
     else
       c.intermediate_size = (8 * c.hidden_size / 3 + 31) / 32 * 32;
   }
-  if (unset.eps) c.norm_eps = c.is_gpt2() ? 1e-5f : 1e-6f;
-  if (unset.tie) c.tie_word_embeddings = c.is_gpt2();
+  if (unset("rms_norm_eps") && unset("layer_norm_epsilon")) c.norm_eps = c.is_gpt2() ? 1e-5f : 1e-6f;
+  if (unset("tie_word_embeddings")) c.tie_word_embeddings = c.is_gpt2();
   if (c.architecture == Architecture::qwen2) c.attention_bias = true;
 }
 
-void set_option(ModelConfig& c, Unset& unset, const std::string& key, const std::string& value) {
-  if (key == "architecture") {
-    if (value == "gpt2")
-      c.architecture = Architecture::gpt2;
-    else if (value == "llama")
-      c.architecture = Architecture::llama;
-    else if (value == "qwen2")
-      c.architecture = Architecture::qwen2;
-    else
-      fail("model.architecture: expected gpt2, llama or qwen2, got '", value, "'");
-  } else if (key == "vocab_size") {
-    c.vocab_size = parse_int(key, value);
-  } else if (key == "hidden_size") {
-    c.hidden_size = parse_int(key, value);
-  } else if (key == "num_hidden_layers") {
-    c.num_hidden_layers = parse_int(key, value);
-  } else if (key == "num_attention_heads") {
-    c.num_attention_heads = parse_int(key, value);
-  } else if (key == "num_key_value_heads") {
-    c.num_key_value_heads = parse_int(key, value);
-    unset.heads_kv = false;
-  } else if (key == "intermediate_size") {
-    c.intermediate_size = parse_int(key, value);
-    unset.intermediate = false;
-  } else if (key == "max_position_embeddings") {
-    c.max_position_embeddings = parse_int(key, value);
-  } else if (key == "rms_norm_eps" || key == "layer_norm_epsilon") {
-    c.norm_eps = parse_float(key, value);
-    unset.eps = false;
-  } else if (key == "rope_theta") {
-    c.rope_theta = parse_float(key, value);
-  } else if (key == "tie_word_embeddings") {
-    c.tie_word_embeddings = parse_bool(key, value);
-    unset.tie = false;
-  } else if (key == "attention_bias") {
-    c.attention_bias = parse_bool(key, value);
-    unset.bias = false;
-  } else {
-    fail("model: unknown key '", key, "'; valid keys: ", valid_keys());
-  }
-}
 }  // namespace
 
-ModelConfig parse_model_config(const YAML::Node& node, const std::string& where) {
-  GTPO_CHECK(node && node.IsMap(), where, ": the model section must be a mapping of keys to values");
+const std::vector<ModelKey>& model_keys() {
+  static const std::vector<ModelKey> all = build_keys();
+  return all;
+}
+
+ModelConfig model_config_from_values(const std::vector<io::ConfigValue>& values, const std::string& where) {
   ModelConfig c;
-  Unset unset;
-  // Architecture first: the defaults of other keys depend on it.
-  if (node["architecture"]) set_option(c, unset, "architecture", node["architecture"].as<std::string>());
-  for (const auto& kv : node) {
-    const std::string key = kv.first.as<std::string>();
-    GTPO_CHECK(kv.second.IsScalar(), where, ": model.", key, " must be a single value");
-    try {
-      set_option(c, unset, key, kv.second.as<std::string>());
-    } catch (const Error& e) {
-      fail(where, ": ", e.what());
+  std::set<std::string> given;
+  const auto apply = [&](const io::ConfigValue& v) {
+    const ModelKey* key = nullptr;
+    for (const ModelKey& k : model_keys())
+      if (k.name == v.key) key = &k;
+    if (key == nullptr) {
+      std::vector<std::string> names;
+      for (const ModelKey& k : model_keys()) names.push_back(k.name);
+      fail(v.where, ": unknown key '", v.key, "' in section 'model'; valid keys: ", config::join(names));
     }
-  }
-  apply_defaults(c, unset);
+    try {
+      key->set(c, v.value);
+    } catch (const Error& e) {
+      fail(v.where, ": model.", v.key, ": ", e.what());
+    }
+    given.insert(v.key);
+  };
+  // Architecture first: the defaults of other keys depend on it.
+  for (const io::ConfigValue& v : values)
+    if (v.key == "architecture") apply(v);
+  for (const io::ConfigValue& v : values)
+    if (v.key != "architecture") apply(v);
+  apply_defaults(c, given);
   validate_model_config(c, where);
   return c;
 }
 
-void set_model_option(ModelConfig& config, const std::string& key, const std::string& value) {
-  // Overrides keep the other derived values as they are; architecture-dependent defaults were already
-  // applied when the config was parsed.
-  Unset unset{false, false, false, false, false};
-  set_option(config, unset, key, value);
+ModelConfig parse_model_config(const YAML::Node& node, const std::string& where) {
+  GTPO_CHECK(node && node.IsMap(), where, ": the model section must be a mapping of keys to values");
+  return model_config_from_values(io::read_yaml_section(node, where, "model"), where);
 }
 
 void validate_model_config(const ModelConfig& c, const std::string& where) {

@@ -2,6 +2,10 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "runtime/config_codec.h"
+#include "runtime/io/yaml_config.h"
 
 namespace YAML {
 class Node;
@@ -33,11 +37,16 @@ struct ModelConfig {
 
 const char* architecture_name(Architecture a);
 
+using ModelKey = config::Key<ModelConfig>;
+// The rows of the model section (Hugging Face key names), in documentation order.
+const std::vector<ModelKey>& model_keys();
+// Builds and validates a config from the section's assignments (file lines, then overrides): architecture
+// first, then the rest in order, then the defaults derived from the keys that were not given.
+ModelConfig model_config_from_values(const std::vector<io::ConfigValue>& values, const std::string& where);
+
 // Parses and validates a `model:` node; `where` names the file for error messages. Unknown keys, wrong
 // types and inconsistent sizes are errors that name the key.
 ModelConfig parse_model_config(const YAML::Node& node, const std::string& where);
-// Applies one dotted override such as "hidden_size=64" (the key without the "model." prefix).
-void set_model_option(ModelConfig& config, const std::string& key, const std::string& value);
 void validate_model_config(const ModelConfig& config, const std::string& where);
 // The section as YAML text (Hugging Face key names), for config.yaml in checkpoints.
 std::string model_config_to_yaml(const ModelConfig& config);

@@ -8,13 +8,17 @@
 
 namespace gtpo::rl {
 
-AdvantageResult compute_advantages(const std::vector<Response>& batch, const RlConfig& cfg) {
+AdvantageResult compute_advantages(const std::vector<Response>& batch, const RlConfig& cfg,
+                                   const BatchContext& context) {
   const Algorithm& algo = find_algorithm(cfg.algo);
   validate_batch(batch, algo.needs_entropies);
-  const Grouping groups = group_responses(batch);
-  const std::vector<bool> keep =
-      cfg.dynamic_sampling ? dynamic_sampling_keep(batch, groups) : std::vector<bool>(groups.ids.size(), true);
-  const std::vector<double> penalty = overlong_penalties(batch, groups, cfg);
+  Grouping by_key;
+  if (context.groups == nullptr) by_key = group_responses(batch);
+  const Grouping& groups = context.groups != nullptr ? *context.groups : by_key;
+  const std::vector<bool> keep = cfg.dynamic_sampling && !context.groups_filtered
+                                     ? dynamic_sampling_keep(batch, groups)
+                                     : std::vector<bool>(groups.members.size(), true);
+  const std::vector<double> penalty = overlong_penalties(batch, groups, cfg, context.max_new_tokens);
 
   AdvantageResult result;
   result.algo = algo.name;

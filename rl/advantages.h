@@ -2,6 +2,7 @@
 #pragma once
 #include <vector>
 
+#include "rl/grouping.h"
 #include "rl/rl_config.h"
 #include "rl/rollout.h"
 
@@ -11,6 +12,13 @@ namespace gtpo::rl {
 // penalties (rl.overlong), the algorithm, loss masks (rl.mask_truncated, dapo_forking) and diagnostics.
 // Responses of dropped groups get zero advantages, an all-zero loss mask and no shaped reward.
 // Throws gtpo::Error for unusable input (see validate_batch) or configuration.
-AdvantageResult compute_advantages(const std::vector<Response>& batch, const RlConfig& cfg);
+// What the batch's producer knows beyond the responses themselves.
+struct BatchContext {
+  int max_new_tokens = 0;             // L_max (sampler.max_new_tokens); 0 = unknown (dapo_soft then fails)
+  const Grouping* groups = nullptr;   // the groups, when known by construction; nullptr = by Response::group
+  bool groups_filtered = false;       // dynamic sampling already dropped the uninformative groups
+};
+AdvantageResult compute_advantages(const std::vector<Response>& batch, const RlConfig& cfg,
+                                   const BatchContext& context = {});
 
 }  // namespace gtpo::rl

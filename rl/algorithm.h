@@ -1,5 +1,7 @@
 // The interface every advantage algorithm implements. To add one: write rl/algorithms/NAME.cpp with a
 // function returning an Algorithm, declare it in rl/algorithms/all.h and list it in algorithm_registry.cpp.
+// An algorithm's own settings are schema rows of its own section (NAME.key), declared in its file
+// (Algorithm::keys); the config parser, the resolved config.yaml and docs/configuration.md pick them up.
 #pragma once
 #include <vector>
 
@@ -29,6 +31,7 @@ struct Algorithm {
   bool needs_entropies;            // the math reads H; responses must carry |o_i| entropies
   bool token_level_shaping;        // shaped holds one reward per token
   bool sequence_level_loss;        // the policy loss is over sequences (use seq_advantage)
+  std::vector<RlKey> (*keys)();    // the rows of the algorithm's own section; nullptr = none
 };
 
 }  // namespace gtpo::rl

@@ -46,7 +46,7 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
 Diagnostics compute_diagnostics(const std::vector<Response>& batch, const Grouping& groups,
                                 const std::vector<bool>& keep, const std::vector<ResponseResult>& results) {
   Diagnostics d;
-  d.groups = groups.ids.size();
+  d.groups = groups.members.size();
   std::vector<int> pos_lengths, neg_lengths;
   std::vector<double> h_all, a_all, h_pos, a_pos, h_neg, a_neg;
   std::size_t pos_tokens = 0, neg_tokens = 0, pos_negative = 0, neg_positive = 0, kept = 0;

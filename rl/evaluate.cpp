@@ -4,6 +4,7 @@
 
 #include "model/sampler.h"
 #include "rl/pass_at_k.h"
+#include "rl/run_config_schema.h"
 #include "rl/rollout_phase.h"
 #include "runtime/error.h"
 
@@ -75,14 +76,38 @@ EvalResult evaluate(const model::Transformer& model, const data::Tokenizer& toke
   result.greedy_truncated = greedy_truncated / n;
   if (o.k > 0) {
     result.mean_at_k = sample_correct / (n * static_cast<double>(o.k));
-    for (int64_t k = 1; k <= o.k; k *= 2) {
-      double total = 0.0;
-      for (int64_t c : correct_per_problem) total += pass_at_k(o.k, c, k);
-      result.pass_at_k.emplace_back(k, total / n);
-    }
+    for (int64_t k : pass_at_k_ks(o.k)) result.pass_at_k.emplace_back(k, mean_pass_at_k(correct_per_problem, o.k, k));
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
+}
+
+// The eval section: read by eval_options below.
+std::vector<RunKey> schema::eval_keys() {
+  using config::field;
+  const auto i64 = [](int64_t lo) { return config::integer<int64_t>(lo); };
+  return {
+      field("eval", "every", &RunConfig::eval, &EvalSection::every, i64(0),
+            "evaluate every this many RL steps; 0 = only at the start and the end"),
+      field("eval", "num_problems", &RunConfig::eval, &EvalSection::num_problems, i64(1), "test problems per evaluation"),
+      field("eval", "k", &RunConfig::eval, &EvalSection::k, i64(1),
+            "samples per problem: pass@k and mean@k for k = 1, 2, 4, ... and eval.k itself"),
+      field("eval", "temperature", &RunConfig::eval, &EvalSection::temperature,
+            config::number(0, std::numeric_limits<double>::infinity()),
+            "temperature of the k samples (greedy accuracy is also reported)"),
+      field("eval", "max_new_tokens", &RunConfig::eval, &EvalSection::max_new_tokens, i64(0),
+            "response length limit in evaluation; 0 = sampler.max_new_tokens"),
+  };
+}
+
+EvalOptions eval_options(const RunConfig& c) {
+  EvalOptions o;
+  o.problems = c.eval.num_problems;
+  o.k = c.eval.k;
+  o.temperature = static_cast<float>(c.eval.temperature);
+  o.max_new_tokens = c.eval.max_new_tokens > 0 ? c.eval.max_new_tokens : c.sampler.max_new_tokens;
+  o.seed = c.train.seed;
+  return o;
 }
 
 }  // namespace gtpo::rl

@@ -41,6 +41,10 @@ struct EvalResult {
   std::vector<EvalRecord> records;
 };
 
+struct RunConfig;
+// The evaluation a run config asks for (eval.*, with sampler.max_new_tokens and train.seed).
+EvalOptions eval_options(const RunConfig& config);
+
 EvalResult evaluate(const model::Transformer& model, const data::Tokenizer& tokenizer, const ProblemSource& source,
                     const EvalOptions& options);
 

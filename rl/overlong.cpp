@@ -54,17 +54,17 @@ std::vector<double> grop_penalties(const std::vector<int>& lengths, const std::v
 }
 
 std::vector<double> overlong_penalties(const std::vector<Response>& batch, const Grouping& groups,
-                                       const RlConfig& cfg) {
+                                       const RlConfig& cfg, int max_new_tokens) {
   std::vector<double> penalty(batch.size(), 0.0);
   switch (cfg.overlong) {
     case Overlong::None:
       break;
     case Overlong::DapoSoft: {
-      GTPO_CHECK(cfg.max_new_tokens > 0,
+      GTPO_CHECK(max_new_tokens > 0,
                  "rl.overlong=dapo_soft needs L_max: set sampler.max_new_tokens=N (or rl.overlong=none|grop)");
-      const int l_cache = overlong_buffer_tokens(cfg);
+      const int l_cache = overlong_buffer_tokens(cfg, max_new_tokens);
       for (std::size_t i = 0; i < batch.size(); ++i)
-        penalty[i] = dapo_soft_penalty(response_length(batch[i]), cfg.max_new_tokens, l_cache);
+        penalty[i] = dapo_soft_penalty(response_length(batch[i]), max_new_tokens, l_cache);
       break;
     }
     case Overlong::Grop:

@@ -28,6 +28,6 @@ std::vector<double> grop_penalties(const std::vector<int>& lengths, const std::v
 // The penalty of every response of the batch under cfg.overlong. Throws gtpo::Error when dapo_soft has no
 // L_max (sampler.max_new_tokens).
 std::vector<double> overlong_penalties(const std::vector<Response>& batch, const Grouping& groups,
-                                       const RlConfig& cfg);
+                                       const RlConfig& cfg, int max_new_tokens);
 
 }  // namespace gtpo::rl

@@ -64,10 +64,14 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
         if (std::find(m.begin(), m.end(), 1) != m.end()) active.push_back(i);
       }
       if (active.empty()) continue;
-      const int64_t per_micro = options.micro_batch_sequences > 0 ? options.micro_batch_sequences
-                                                                  : static_cast<int64_t>(active.size());
-      for (size_t a0 = 0; a0 < active.size(); a0 += static_cast<size_t>(per_micro)) {
-        const size_t a1 = std::min(active.size(), a0 + static_cast<size_t>(per_micro));
+      // Micro-batches bounded by rl.micro_batch_tokens padded tokens; the weights above already span the
+      // whole mini-batch, so the split changes only the order gradients are summed in.
+      std::vector<int64_t> lengths;
+      for (int64_t item : active) {
+        const model::Sample& s = batch.items[static_cast<size_t>(item)].sample;
+        lengths.push_back(static_cast<int64_t>(s.prompt_tokens.size() + s.tokens.size()));
+      }
+      for (const auto& [a0, a1] : micro_batches(lengths, rl.micro_batch_tokens)) {
         std::vector<std::vector<int32_t>> seqs;
         for (size_t a = a0; a < a1; ++a) {
           const model::Sample& s = batch.items[static_cast<size_t>(active[a])].sample;

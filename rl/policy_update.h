@@ -1,5 +1,6 @@
 // The update phase of one RL step: ppo_epochs passes over mini-batches of prompts, each split into
-// micro-batches of sequences whose gradients accumulate, then one clipped AdamW step per mini-batch.
+// micro-batches of at most rl.micro_batch_tokens padded tokens whose gradients accumulate, then one
+// clipped AdamW step per mini-batch.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -14,7 +15,6 @@ namespace gtpo::rl {
 
 struct UpdateOptions {
   float temperature = 1.0f;          // log-probs are taken at the sampling temperature
-  int64_t micro_batch_sequences = 0;  // 0: the whole mini-batch in one forward
   float grad_clip = 1.0f;             // 0: off
   float lr = 1e-3f;
   int32_t pad_id = 0;

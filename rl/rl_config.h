@@ -1,9 +1,12 @@
-// Every switch of the RL contract (shared/spec/rl-algorithms.md) with its default, and the dotted keys
-// that set them from a config file or the command line.
+// Every switch of the RL contract (shared/spec/rl-algorithms.md) with its default, and the schema rows
+// (rl.*, and through the registry each algorithm's own section) that set them from text.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "runtime/config_codec.h"
 
 namespace gtpo::rl {
 
@@ -40,13 +43,13 @@ struct RlConfig {
   int max_resample_rounds = 10;
   Overlong overlong = Overlong::None;
   int overlong_buffer = -1;                // L_cache in tokens; < 0 = 20% of L_max
-  int max_new_tokens = 0;                  // sampler.max_new_tokens = L_max; 0 = not set
   bool mask_truncated = false;
   double kl_coef = 0.0;
   KlEstimator kl_estimator = KlEstimator::K3;
   double entropy_coef = 0.0;
   int ppo_epochs = 1;
   int mini_batch_prompts = 0;              // 0 = every prompt of the step in one mini-batch
+  int64_t micro_batch_tokens = 0;          // padded tokens per forward/backward; 0 = the whole mini-batch
   double forking_rho = 0.2;                // dapo_forking.rho
   GtpoConfig gtpo;
   GrpoSConfig grpo_s;
@@ -55,19 +58,23 @@ struct RlConfig {
 // The defaults of the named algorithm; throws gtpo::Error listing the known names for an unknown one.
 RlConfig defaults_for(const std::string& algo);
 
-// Sets one option by its dotted key ("gtpo.alpha1", "rl.overlong", ...). Throws gtpo::Error naming the key
-// and what was expected; an unknown key's error lists the valid keys.
-void set_rl_option(RlConfig& cfg, const std::string& key, const std::string& value);
+using RlKey = config::Key<RlConfig>;
 
-// Every dotted key, in documentation order.
-std::vector<std::string> rl_option_keys();
-// (key, current value as set_rl_option would accept it) for every key: the resolved config.
+// Every RL row: the shared rl.* rows, then each algorithm's own rows in registration order. rl.algo is
+// not among them (it selects the defaults the rows start from).
+const std::vector<RlKey>& rl_keys();
+// Nullptr when there is no such row.
+const RlKey* find_rl_key(const std::string& dotted);
+
+// Sets one option by its dotted key ("gtpo.alpha1", "rl.overlong", ...). Throws gtpo::Error
+// "KEY: expected TYPE, got 'VALUE'"; an unknown key's error lists the valid keys.
+void set_rl_option(RlConfig& cfg, const std::string& key, const std::string& value);
+// (key, current value as set_rl_option would accept it) for every row: the resolved config.
 std::vector<std::pair<std::string, std::string>> rl_option_values(const RlConfig& cfg);
 
 // L_cache of DAPO's soft overlong punishment after resolving the 20%-of-L_max default.
-int overlong_buffer_tokens(const RlConfig& cfg);
+int overlong_buffer_tokens(const RlConfig& cfg, int max_new_tokens);
 
 const char* to_string(LossAgg v);
-LossAgg parse_loss_agg(const std::string& s);  // throws gtpo::Error listing the valid names
 
 }  // namespace gtpo::rl

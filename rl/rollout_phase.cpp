@@ -1,4 +1,8 @@
 #include "rl/rollout_phase.h"
+#include "rl/run_config_schema.h"
+
+#include <algorithm>
+#include <limits>
 
 #include "runtime/error.h"
 
@@ -17,19 +21,16 @@ std::string decode_completion(const data::Tokenizer& tokenizer, const std::vecto
   return tokenizer.decode(body);
 }
 
-std::vector<Response> RolloutBatch::responses() const {
-  std::vector<Response> out;
-  out.reserve(items.size());
-  for (const RolloutItem& it : items) {
-    Response r;
-    r.group = std::to_string(it.problem_index);
-    r.correct = it.verdict.correct;
-    r.truncated = it.truncated;
-    r.length = static_cast<int>(it.sample.tokens.size());
-    r.entropies = it.sample.entropies;
-    out.push_back(std::move(r));
+Grouping RolloutBatch::groups() const {
+  Grouping g;
+  const int64_t G = std::max<int64_t>(group_size, 1);
+  for (std::size_t first = 0; first < items.size(); first += static_cast<std::size_t>(G)) {
+    g.ids.push_back(std::to_string(items[first].problem_index));
+    std::vector<int>& members = g.members.emplace_back();
+    for (std::size_t i = first; i < std::min(items.size(), first + static_cast<std::size_t>(G)); ++i)
+      members.push_back(static_cast<int>(i));
   }
-  return out;
+  return g;
 }
 
 RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Tokenizer& tokenizer,
@@ -75,11 +76,50 @@ RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Toke
       // Without dynamic sampling every group is kept; the advantage math then gives uniform groups zero
       // advantage (grpo) or drops them itself.
       if (rl.dynamic_sampling && !informative) continue;
-      for (RolloutItem& it : group) batch.items.push_back(std::move(it));
+      for (RolloutItem& it : group) {
+        Response r;
+        r.correct = it.verdict.correct;
+        r.truncated = it.truncated;
+        r.length = static_cast<int>(it.sample.tokens.size());
+        r.entropies = std::move(it.sample.entropies);
+        batch.responses.push_back(std::move(r));
+        batch.items.push_back(std::move(it));
+      }
       batch.kept_groups++;
     }
   }
   return batch;
+}
+
+// The sampler section: read by sampling_options below.
+std::vector<RunKey> schema::sampler_keys() {
+  using config::field;
+  const double inf = std::numeric_limits<double>::infinity();
+  return {
+      field("sampler", "group_size", &RunConfig::sampler, &SamplerSection::group_size, config::integer<int64_t>(2),
+            "G: responses sampled per prompt"),
+      field("sampler", "temperature", &RunConfig::sampler, &SamplerSection::temperature, config::number(0, inf),
+            "sampling temperature; 0 = greedy"),
+      field("sampler", "top_k", &RunConfig::sampler, &SamplerSection::top_k, config::integer<int64_t>(0),
+            "sample among the k most likely tokens; 0 = off"),
+      field("sampler", "top_p", &RunConfig::sampler, &SamplerSection::top_p, config::number(0, 1, true),
+            "nucleus sampling mass; 1 = off"),
+      field("sampler", "max_new_tokens", &RunConfig::sampler, &SamplerSection::max_new_tokens,
+            config::integer<int64_t>(1, std::numeric_limits<int>::max()),
+            "L_max: response length limit in tokens (a truncated response is incorrect)"),
+  };
+}
+
+model::SamplingOptions sampling_options(const SamplerSection& s, const data::Tokenizer& tokenizer, uint64_t seed) {
+  model::SamplingOptions o;
+  o.group_size = s.group_size;
+  o.temperature = static_cast<float>(s.temperature);
+  o.top_k = s.top_k;
+  o.top_p = static_cast<float>(s.top_p);
+  o.max_new_tokens = s.max_new_tokens;
+  o.seed = seed;
+  attach_tokenizer(o, tokenizer);
+  return o;
 }
 
 }  // namespace gtpo::rl

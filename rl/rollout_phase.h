@@ -8,16 +8,19 @@
 
 #include "data/tokenizer/tokenizer.h"
 #include "model/sampler.h"
+#include "rl/grouping.h"
 #include "rl/problem_source.h"
 #include "rl/rl_config.h"
 #include "rl/rollout.h"
 
 namespace gtpo::rl {
 
+struct SamplerSection;  // rl/run_config.h
+
 struct RolloutItem {
   uint64_t problem_index = 0;  // train-split index: the group key and the sampler's prompt id
   data::Problem problem;
-  model::Sample sample;
+  model::Sample sample;        // tokens and old log-probs; its entropies moved to the Response
   std::string completion;      // decoded response text, without the end-of-sequence token
   data::Verdict verdict;
   bool truncated = false;
@@ -25,6 +28,9 @@ struct RolloutItem {
 
 struct RolloutBatch {
   std::vector<RolloutItem> items;  // group-major: G consecutive items per kept prompt
+  // The host view the advantage math consumes, one per item (same order), built once at collection:
+  // correctness, truncation, |o_i| and the sampler's entropies (moved, not copied).
+  std::vector<Response> responses;
   int64_t group_size = 0;
   int64_t sampled_groups = 0;      // over all rounds
   int64_t kept_groups = 0;
@@ -33,8 +39,8 @@ struct RolloutBatch {
   int64_t sampled_correct = 0;
   model::SamplerStats sampler;
 
-  // The host view the advantage math consumes (same order as items).
-  std::vector<Response> responses() const;
+  // The groups by construction: G consecutive responses per kept prompt, keyed by problem index.
+  Grouping groups() const;
 };
 
 // Advances `cursor` past every prompt it samples.
@@ -44,6 +50,9 @@ RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Toke
 
 // Generation options a tokenizer implies (end-of-sequence, padding, decoding for stop strings).
 void attach_tokenizer(model::SamplingOptions& sampling, const data::Tokenizer& tokenizer);
+// The sampler section as sampling options for TOKENIZER, seeded with SEED.
+model::SamplingOptions sampling_options(const SamplerSection& sampler, const data::Tokenizer& tokenizer,
+                                        uint64_t seed);
 // Response text without a trailing end-of-sequence token.
 std::string decode_completion(const data::Tokenizer& tokenizer, const std::vector<int32_t>& tokens);
 

@@ -2,110 +2,101 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <set>
+#include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "data/tasks/registry.h"
 #include "rl/run_config_schema.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/yaml_config.h"
 
 namespace gtpo::rl {
 namespace {
 
-// One key's value from the file or the command line, kept until every source is read so that rl.algo
-// (which resets the RL keys) can be applied first wherever it was given.
-struct Assignment {
-  std::string where;  // "config.yaml:12" or "command line"
-  std::string section, key, value;
-};
-
-struct Sources {
-  std::vector<Assignment> values;
-  bool has_model = false;
-  YAML::Node model;  // the file's model section, when has_model
-  std::vector<std::pair<std::string, std::string>> model_overrides;
-};
-
-std::string line_of(const std::string& where, const YAML::Node& node) {
-  const YAML::Mark m = node.Mark();
-  return m.is_null() ? where : where + ":" + std::to_string(m.line + 1);
-}
+using io::ConfigValue;
 
 [[noreturn]] void unknown_section(const std::string& where, const std::string& name) {
   const std::string hint = name == "seed" ? " (the seed is train.seed)" : "";
-  fail(where, ": unknown section '", name, "'", hint, "; valid sections: ", schema::join(schema::sections()));
+  fail(where, ": unknown section '", name, "'", hint, "; valid sections: ", config::join(schema::sections()));
 }
 
-// A scalar's text; null (`key:` with nothing after it) reads as the empty string.
-std::string scalar_text(const std::string& where, const std::string& dotted, const YAML::Node& value) {
-  if (value.IsNull()) return "";
-  GTPO_CHECK(value.IsScalar(), where, ": ", dotted, " must be a single value, not a ",
-             value.IsSequence() ? "list" : "mapping");
-  return value.Scalar();
-}
-
-YAML::Node load_yaml(const std::string& text, const std::string& where) {
-  try {
-    return YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    fail(where, ":", e.mark.line + 1, ":", e.mark.column + 1, ": YAML syntax error: ", e.msg);
-  }
-}
-
-void read_file_values(const std::string& text, const std::string& where, Sources& out) {
-  const YAML::Node root = load_yaml(text, where);
-  if (root.IsNull()) return;  // an empty file: every default
+// Every value of the file, section by section, in file order.
+std::vector<ConfigValue> read_file_values(const std::string& text, const std::string& where) {
+  std::vector<ConfigValue> out;
+  const YAML::Node root = io::load_yaml(text, where);
+  if (root.IsNull()) return out;  // an empty file: every default
   GTPO_CHECK(root.IsMap(), where, ": a run config must be a mapping of sections (",
-             schema::join(schema::sections()), ")");
-  std::set<std::string> seen;
+             config::join(schema::sections()), ")");
+  std::map<std::string, std::string> first_line;
   for (const auto& section : root) {
     const std::string name = section.first.Scalar();
-    const std::string at = line_of(where, section.first);
+    const std::string at = io::line_of(where, section.first);
     if (!schema::is_section(name)) unknown_section(at, name);
-    GTPO_CHECK(seen.insert(name).second, at, ": section '", name, "' appears twice");
-    if (section.second.IsNull()) continue;  // "train:" with nothing under it
-    GTPO_CHECK(section.second.IsMap(), at, ": section '", name, "' must be a mapping of keys to values");
-    if (name == "model") {
-      out.has_model = true;
-      out.model = section.second;
+    const auto [seen, inserted] = first_line.emplace(name, at);
+    GTPO_CHECK(inserted, at, ": section '", name, "' appears twice (first at ", seen->second, ")");
+    for (ConfigValue& v : io::read_yaml_section(section.second, at, name)) out.push_back(std::move(v));
+  }
+  return out;
+}
+
+// Appends the command line's assignments; "~section.key" removes every earlier assignment of that key, so
+// the key falls back to its default.
+void apply_overrides(const ConfigOverrides& overrides, std::vector<ConfigValue>& values) {
+  const std::string where = "command line";
+  for (const auto& [raw, value] : overrides) {
+    const bool unset = !raw.empty() && raw[0] == '~';
+    const std::string dotted = unset ? raw.substr(1) : raw;
+    const auto dot = dotted.find('.');
+    GTPO_CHECK(dot != std::string::npos && dot > 0 && dot + 1 < dotted.size(), where, ": override '", raw,
+               unset ? "" : "=" + value, "' must look like section.key=value or ~section.key");
+    const std::string section = dotted.substr(0, dot), key = dotted.substr(dot + 1);
+    if (!schema::is_section(section)) unknown_section(where, section);
+    if (unset) {
+      std::erase_if(values, [&](const ConfigValue& v) { return v.section == section && v.key == key; });
       continue;
     }
-    std::set<std::string> keys;
-    for (const auto& kv : section.second) {
-      const std::string key = kv.first.Scalar();
-      const std::string key_at = line_of(where, kv.first);
-      GTPO_CHECK(keys.insert(key).second, key_at, ": ", name, ".", key, " appears twice");
-      out.values.push_back({key_at, name, key, scalar_text(key_at, name + "." + key, kv.second)});
+    values.push_back({where, section, key, value});
+  }
+}
+
+// A command-line task.name that changes the task drops the file's options the new task does not take,
+// with a note, instead of failing on options the user never meant for it.
+void drop_other_task_options(std::vector<ConfigValue>& values, std::vector<std::string>& notes) {
+  std::string file_task, final_task;
+  bool name_from_command_line = false;
+  for (const ConfigValue& v : values)
+    if (v.section == "task" && v.key == "name") {
+      if (v.where != "command line") file_task = v.value;
+      final_task = v.value;
+      name_from_command_line = v.where == "command line";
     }
-  }
+  if (!name_from_command_line || final_task == file_task) return;
+  const std::vector<std::string> names = data::task_names();
+  if (std::find(names.begin(), names.end(), final_task) == names.end()) return;  // make_task names the error
+  const std::vector<std::string> valid = data::task_option_names(final_task);
+  std::vector<std::string> dropped;
+  std::erase_if(values, [&](const ConfigValue& v) {
+    const bool drop = v.section == "task" && v.where != "command line" && !schema::is_task_own_key(v.key) &&
+                      std::find(valid.begin(), valid.end(), v.key) == valid.end();
+    if (drop) dropped.push_back(v.key + " (" + v.where + ")");
+    return drop;
+  });
+  if (!dropped.empty())
+    notes.push_back("task.name=" + final_task + " on the command line: dropped the file's options of task " +
+                    (file_task.empty() ? std::string(TaskSection{}.name) : file_task) + " that " + final_task +
+                    " does not take: " + config::join(dropped));
 }
 
-void read_overrides(const ConfigOverrides& overrides, Sources& out) {
-  const std::string where = "command line";
-  for (const auto& [dotted, value] : overrides) {
-    const auto dot = dotted.find('.');
-    GTPO_CHECK(dot != std::string::npos && dot > 0 && dot + 1 < dotted.size(), where, ": override '", dotted,
-               "=", value, "' must look like section.key=value");
-    const std::string section = dotted.substr(0, dot);
-    const std::string key = dotted.substr(dot + 1);
-    if (!schema::is_section(section)) unknown_section(where, section);
-    if (section == "model")
-      out.model_overrides.emplace_back(key, value);
-    else
-      out.values.push_back({where, section, key, value});
-  }
-}
-
-void apply(RunConfig& c, const Assignment& a) {
+void apply(RunConfig& c, const ConfigValue& a) {
   if (a.section == "task" && !schema::is_task_own_key(a.key)) {
     c.task.options.set(a.key, a.value);  // a task option: make_task judges it once the name is known
     return;
   }
-  const schema::Key* k = schema::find(a.section, a.key);
+  const RunKey* k = schema::find(a.section, a.key);
   if (k == nullptr)
-    fail(a.where, ": unknown key '", a.key, "' in section '", a.section,
-         "'; valid keys: ", schema::key_list(a.section));
+    fail(a.where, ": unknown key '", a.key, "' in section '", a.section, "'; valid keys: ", schema::key_list(a.section));
   try {
     k->set(c, a.value);
   } catch (const Error& e) {
@@ -113,18 +104,23 @@ void apply(RunConfig& c, const Assignment& a) {
   }
 }
 
-// The model section through parse_model_config, with overrides merged into the node first so that the
+// The model section through model_config_from_values, file values and overrides together, so that the
 // defaults derived from other keys (intermediate_size from hidden_size, ...) follow the overridden values.
-std::optional<model::ModelConfig> build_model(const Sources& s, const std::string& where) {
-  if (!s.has_model && s.model_overrides.empty()) return std::nullopt;
-  YAML::Node node = s.has_model ? YAML::Clone(s.model) : YAML::Node(YAML::NodeType::Map);
-  for (const auto& [key, value] : s.model_overrides) node[key] = value;
+std::optional<model::ModelConfig> build_model(const std::vector<ConfigValue>& values, const std::string& where) {
+  std::vector<ConfigValue> model;
+  bool has_vocab = false, from_command_line = false;
+  for (const ConfigValue& v : values)
+    if (v.section == "model") {
+      model.push_back(v);
+      has_vocab = has_vocab || v.key == "vocab_size";
+      from_command_line = from_command_line || v.where == "command line";
+    }
+  if (model.empty()) return std::nullopt;
   // vocab_size may be left to the tokenizer: parse with a placeholder and mark it 0.
-  const bool vocab_from_tokenizer = !node["vocab_size"];
-  if (vocab_from_tokenizer) node["vocab_size"] = 1;
-  const std::string model_where = s.model_overrides.empty() ? where : where + " with command-line overrides";
-  model::ModelConfig m = model::parse_model_config(node, model_where);
-  if (vocab_from_tokenizer) m.vocab_size = 0;
+  if (!has_vocab) model.push_back({where, "model", "vocab_size", "1"});
+  model::ModelConfig m =
+      model::model_config_from_values(model, from_command_line ? where + " with command-line overrides" : where);
+  if (!has_vocab) m.vocab_size = 0;
   return m;
 }
 
@@ -132,11 +128,7 @@ std::optional<model::ModelConfig> build_model(const Sources& s, const std::strin
 void validate(const RunConfig& c, const std::string& where) {
   GTPO_CHECK(c.task.train_file.empty() == c.task.test_file.empty(), where,
              ": task.train_file and task.test_file go together: give both or neither");
-  try {
-    (void)data::make_task(c.task.name, c.task.options);
-  } catch (const Error& e) {
-    fail(where, ": ", e.what());
-  }
+  (void)data::make_task(c.task.name, c.task.options);  // its errors name the task and the option
   GTPO_CHECK(c.model || !c.train.init_from.empty(), where,
              ": the model section is required unless train.init_from names a checkpoint");
   GTPO_CHECK(c.tokenizer.kind != TokenizerKind::File || !c.tokenizer.file.empty(), where,
@@ -160,17 +152,17 @@ void validate(const RunConfig& c, const std::string& where) {
 
 RunConfig parse_run_config(const std::string& yaml_text, const std::string& where,
                            const ConfigOverrides& overrides) {
-  Sources s;
-  read_file_values(yaml_text, where, s);
-  read_overrides(overrides, s);
+  std::vector<ConfigValue> values = read_file_values(yaml_text, where);
+  apply_overrides(overrides, values);
   RunConfig c;
+  drop_other_task_options(values, c.notes);
   // rl.algo resets every RL key to the algorithm's defaults: apply it (the last one given) before the rest.
-  const auto is_algo = [](const Assignment& a) { return a.section == "rl" && a.key == "algo"; };
-  for (const Assignment& a : s.values)
+  const auto is_algo = [](const ConfigValue& a) { return a.section == "rl" && a.key == "algo"; };
+  for (const ConfigValue& a : values)
     if (is_algo(a)) apply(c, a);
-  for (const Assignment& a : s.values)
-    if (!is_algo(a)) apply(c, a);
-  c.model = build_model(s, where);
+  for (const ConfigValue& a : values)
+    if (!is_algo(a) && a.section != "model") apply(c, a);
+  c.model = build_model(values, where);
   validate(c, where);
   return c;
 }
@@ -179,10 +171,21 @@ RunConfig load_run_config(const std::string& path, const ConfigOverrides& overri
   return parse_run_config(io::read_file(path), path, overrides);
 }
 
+bool is_override(const std::string& arg) {
+  if (!arg.empty() && arg[0] == '~') return arg.find('.') != std::string::npos && arg.find('=') == std::string::npos;
+  const auto eq = arg.find('=');
+  return eq != std::string::npos && eq > 0 && arg[0] != '-';
+}
+
 std::pair<std::string, std::string> split_override(const std::string& arg) {
+  if (!arg.empty() && arg[0] == '~') {
+    GTPO_CHECK(arg.find('=') == std::string::npos, "command line: '", arg,
+               "': ~section.key sets a key back to its default and takes no value");
+    return {arg, ""};
+  }
   const auto eq = arg.find('=');
   GTPO_CHECK(eq != std::string::npos && eq > 0, "command line: override '", arg,
-             "' must look like section.key=value");
+             "' must look like section.key=value (or ~section.key for the default)");
   return {arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
@@ -201,7 +204,7 @@ std::string resolved_config_yaml(const RunConfig& c) {
   for (const std::string& section : schema::sections()) {
     if (section == "model") continue;
     os << section << ":\n";
-    for (const schema::Key& k : schema::keys()) {
+    for (const RunKey& k : schema::keys()) {
       if (k.section != section) continue;
       const std::string value = k.get(c);
       os << "  " << k.name << ": " << (k.quoted ? schema::yaml_quote(value) : value) << "\n";

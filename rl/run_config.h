@@ -1,8 +1,13 @@
 // The run configuration of `gtpo sft`, `gtpo train` and `gtpo eval`: a YAML file of sections (model,
 // tokenizer, task, sampler, rl, gtpo, grpo_s, dapo_forking, optim, sft, train, eval, log) plus dotted
-// command-line overrides ("train.steps=200"). Every key has a default, so a file holds only what a user
-// changes. The keys, their types, defaults and meanings live in one table (rl/run_config_schema.cpp);
-// docs/configuration.md is generated from it (config_reference_markdown) and a test keeps the two equal.
+// command-line overrides ("train.steps=200", "~train.steps" back to the default). Every key has a default,
+// so a file holds only what a user changes. Every key is one row of one schema (config::Key: name, type,
+// default, meaning, parse, print), declared beside the code that reads it: the model section in
+// model/model_config.cpp, task options in each task's file, sampler rows in rl/rollout_phase.cpp, rl.* in
+// rl/rl_config.cpp, each algorithm's own section in its rl/algorithms/ file, optim/train/log rows in
+// rl/trainer.cpp, sft in rl/sft.cpp, eval in rl/evaluate.cpp; rl/run_config_schema.cpp only lists the
+// owners. docs/configuration.md is generated from the rows (config_reference_markdown) and a test keeps the
+// two equal.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -14,6 +19,7 @@
 #include "model/model_config.h"
 #include "rl/rl_config.h"
 #include "runtime/backend.h"
+#include "runtime/config_codec.h"
 #include "runtime/optim/lr_schedule.h"
 
 namespace gtpo::rl {
@@ -41,7 +47,7 @@ struct SamplerSection {
   double temperature = 1.0;     // 0 = greedy
   int64_t top_k = 0;            // 0 = off
   double top_p = 1.0;           // 1 = off
-  int64_t max_new_tokens = 48;  // L_max; mirrored into RlConfig::max_new_tokens
+  int64_t max_new_tokens = 48;  // L_max: the one place it is stored
 };
 
 struct OptimSection {
@@ -63,6 +69,8 @@ struct SftSection {
   optim::LrScheduleKind schedule = optim::LrScheduleKind::cosine;
   int64_t warmup_steps = 10;
   double weight_decay = 0.0;
+  double beta2 = 0.99;            // AdamW β2 of the warm start
+  int64_t micro_batch_tokens = 0; // padded tokens per forward/backward; 0 = the whole batch
   int64_t eval_every = 0;  // 0 = only at the end
 };
 
@@ -94,9 +102,6 @@ struct LogSection {
   int64_t samples = 2;  // completions logged per sample_every step
 };
 
-// RL defaults of a config that sets nothing: kDefaultAlgo's, with L_max = the sampler's default.
-RlConfig default_rl_config();
-
 struct RunConfig {
   // Absent only when train.init_from names a checkpoint (the model comes from there). vocab_size is 0
   // when the section leaves it out: the tokenizer's vocabulary size, filled in once the tokenizer exists.
@@ -104,13 +109,17 @@ struct RunConfig {
   TokenizerSection tokenizer;
   TaskSection task;
   SamplerSection sampler;
-  RlConfig rl = default_rl_config();  // rl.*, gtpo.*, grpo_s.*, dapo_forking.* and sampler.max_new_tokens
+  RlConfig rl = defaults_for(kDefaultAlgo);  // rl.*, gtpo.*, grpo_s.*, dapo_forking.*
   OptimSection optim;
   SftSection sft;
   TrainSection train;
   EvalSection eval;
   LogSection log;
+  // What parsing decided on the user's behalf (options dropped by a task.name override), for the console.
+  std::vector<std::string> notes;
 };
+
+using RunKey = config::Key<RunConfig>;
 
 using ConfigOverrides = std::vector<std::pair<std::string, std::string>>;  // ("train.steps", "200")
 
@@ -121,8 +130,11 @@ RunConfig load_run_config(const std::string& path, const ConfigOverrides& overri
 RunConfig parse_run_config(const std::string& yaml_text, const std::string& where,
                            const ConfigOverrides& overrides = {});
 
-// Splits "section.key=value" (a command-line override) at its first '='.
+// Splits "section.key=value" (a command-line override) at its first '='; "~section.key" (back to the
+// default) becomes ("~section.key", "").
 std::pair<std::string, std::string> split_override(const std::string& arg);
+// True for the arguments split_override takes: "x.y=..." or "~x.y".
+bool is_override(const std::string& arg);
 
 // Every key with its value (and the model section when there is one); parse_run_config reads it back to
 // the same config. Written as config.yaml into run directories.

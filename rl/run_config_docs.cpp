@@ -11,36 +11,15 @@
 namespace gtpo::rl {
 namespace {
 
-// The model section belongs to model_config (it parses and validates it); these rows only document it.
-const std::vector<ConfigKeyDoc>& model_docs() {
-  static const std::vector<ConfigKeyDoc> docs = {
-      {"model.architecture", "gpt2|llama|qwen2", "llama", "transformer family"},
-      {"model.vocab_size", "integer >= 1", "the tokenizer's",
-       "vocabulary size; leave it out to use the tokenizer's"},
-      {"model.hidden_size", "integer >= 1", "required", "model width"},
-      {"model.num_hidden_layers", "integer >= 1", "required", "transformer blocks"},
-      {"model.num_attention_heads", "integer >= 1", "required", "query heads; must divide hidden_size"},
-      {"model.num_key_value_heads", "integer >= 1", "num_attention_heads",
-       "key/value heads (grouped-query attention); gpt2 needs num_attention_heads"},
-      {"model.intermediate_size", "integer >= 1", "4·hidden_size (gpt2), 8·hidden_size/3 rounded up to 32",
-       "MLP width"},
-      {"model.max_position_embeddings", "integer >= 1", "required", "longest sequence: prompt plus response"},
-      {"model.rms_norm_eps", "number > 0", "1e-6", "RMSNorm ε (llama, qwen2)"},
-      {"model.layer_norm_epsilon", "number > 0", "1e-5",
-       "LayerNorm ε (gpt2); the same setting as rms_norm_eps"},
-      {"model.rope_theta", "number > 0", "10000", "rotary embedding base (llama, qwen2)"},
-      {"model.tie_word_embeddings", "bool", "true for gpt2, else false", "output layer shares the embedding"},
-      {"model.attention_bias", "bool", "false",
-       "llama: biases on q, k, v, o; qwen2 always has q, k, v biases, gpt2 all biases"},
-  };
-  return docs;
-}
-
 // Appended to the meaning of RL keys whose default differs between algorithms.
 constexpr const char* kAlgoNote = " (default depends on rl.algo)";
 
+// rl.* and every algorithm's own section.
 bool is_rl_section(const std::string& s) {
-  return s == "rl" || s == "gtpo" || s == "grpo_s" || s == "dapo_forking";
+  if (s == "rl") return true;
+  for (const RlKey& k : rl_keys())
+    if (k.section == s) return true;
+  return false;
 }
 
 // (key, default of every algorithm in registration order) for the RL keys whose defaults differ.
@@ -49,9 +28,8 @@ std::vector<std::pair<std::string, std::vector<std::string>>> per_algorithm_defa
   for (const std::string& algo : algorithm_names()) {
     RunConfig c;
     c.rl = defaults_for(algo);
-    c.rl.max_new_tokens = static_cast<int>(c.sampler.max_new_tokens);
     std::vector<std::pair<std::string, std::string>> row;
-    for (const schema::Key& k : schema::keys())
+    for (const RunKey& k : schema::keys())
       if (is_rl_section(k.section) && k.name != "algo") row.emplace_back(k.dotted(), k.get(c));
     values.push_back(row);
   }
@@ -106,12 +84,13 @@ const std::map<std::string, std::string>& section_intros() {
 }  // namespace
 
 std::vector<ConfigKeyDoc> config_reference() {
-  std::vector<ConfigKeyDoc> docs = model_docs();
+  std::vector<ConfigKeyDoc> docs;
+  for (const model::ModelKey& k : model::model_keys()) docs.push_back({k.dotted(), k.type, k.default_doc, k.meaning});
   const RunConfig defaults;
   std::vector<std::string> differ;
   for (const auto& [key, cells] : per_algorithm_defaults()) differ.push_back(key);
-  for (const schema::Key& k : schema::keys()) {
-    std::string value = k.get(defaults);
+  for (const RunKey& k : schema::keys()) {
+    std::string value = k.default_doc.empty() ? k.get(defaults) : k.default_doc;
     if (k.quoted && value.empty()) value = "\"\"";
     std::string meaning = k.meaning;
     if (std::find(differ.begin(), differ.end(), k.dotted()) != differ.end()) meaning += kAlgoNote;
@@ -123,7 +102,7 @@ std::vector<ConfigKeyDoc> config_reference() {
 std::string config_reference_markdown() {
   std::ostringstream md;
   md << "# Configuration\n\n"
-     << "<!-- Generated from the key table in rl/run_config_schema.cpp by config_reference_markdown()\n"
+     << "<!-- Generated from the schema rows (rl/run_config_schema.h lists their owners) by config_reference_markdown()\n"
      << "     (rl/run_config_docs.cpp); a test keeps this file equal to it. After changing a key, "
         "regenerate:\n"
      << "     ./build/tests/test_rl \"[regenerate-config-doc]\" -->\n\n"
@@ -138,6 +117,11 @@ std::string config_reference_markdown() {
         "error\n"
      << "  naming `section.key`, the expected type and the value; YAML syntax errors give the file and "
         "line.\n"
+     << "- `~section.key` on the command line sets a key back to its default (it drops the file's value).\n"
+     << "- A key given twice, in any section, is an error naming both lines.\n"
+     << "- Booleans are spelled alike in every section: `true`/`false`, `on`/`off`, `yes`/`no`, `1`/`0`.\n"
+     << "- `task.name=NAME` on the command line drops the file's options of another task that NAME does not "
+        "take, with a note.\n"
      << "- There is no top-level `seed`: the run's seed is `train.seed`.\n"
      << "- A run directory gets `config.yaml`, the resolved config with every key; it loads back as is.\n";
   std::map<std::string, std::vector<ConfigKeyDoc>> by_section;
@@ -157,7 +141,7 @@ std::string config_reference_markdown() {
     if (section == "task") {
       md << "\nTask options (defaults and ranges in `docs/tasks.md`):\n\n";
       for (const std::string& task : data::task_names())
-        md << "- `" << task << "`: " << schema::join(data::task_option_names(task)) << "\n";
+        md << "- `" << task << "`: " << config::join(data::task_option_names(task)) << "\n";
     }
   }
   md << "\n## Per-algorithm RL defaults\n\nKeys whose defaults depend on `rl.algo`; every other RL key has "

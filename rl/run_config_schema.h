@@ -1,9 +1,8 @@
-// The one table of run-config keys (internal to rl/run_config*.cpp). Each row knows its section, name,
-// type, meaning, how to set it from text and how to print it back, so parsing, overrides, the resolved
-// YAML and docs/configuration.md all come from the same place. The model section's keys and the task's
-// own options are validated by their owners (parse_model_config, make_task) and are not rows here.
+// The one schema of run-config keys (internal to rl/). Each row (config::Key<RunConfig>) knows its section,
+// name, type, meaning, how to set it from text and how to print it back, so parsing, overrides, the
+// resolved YAML and docs/configuration.md all come from the same rows. The rows are declared by the code
+// that reads them; this header only names the owners, and keys() lists them in documentation order.
 #pragma once
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,37 +10,32 @@
 
 namespace gtpo::rl::schema {
 
-struct Key {
-  std::string section;
-  std::string name;
-  std::string type;     // for docs and errors: "integer >= 0", "true|false", "a|b|c", ...
-  std::string meaning;  // one line for docs
-  // Sets the field from text; throws gtpo::Error "expected TYPE, got 'VALUE'" (without the key: callers
-  // prefix where and section.key).
-  std::function<void(RunConfig&, const std::string&)> set;
-  // The field's value as text that set() accepts.
-  std::function<std::string(const RunConfig&)> get;
-  bool quoted = false;  // free text: double-quoted in YAML output
+// The owners' rows (each defined in the file that reads the section).
+std::vector<RunKey> tokenizer_and_task_keys();  // rl/run_config_schema.cpp
+std::vector<RunKey> sampler_keys();             // rl/rollout_phase.cpp
+std::vector<RunKey> rl_section_keys();          // rl.algo here; the rest from rl_keys() (rl/rl_config.cpp, algorithms)
+std::vector<RunKey> optim_keys();               // rl/trainer.cpp
+std::vector<RunKey> sft_keys();                 // rl/sft.cpp
+std::vector<RunKey> train_keys();               // rl/trainer.cpp
+std::vector<RunKey> eval_keys();                // rl/evaluate.cpp
+std::vector<RunKey> log_keys();                 // rl/trainer.cpp
 
-  std::string dotted() const { return section + "." + name; }
-};
-
-// Every row, in documentation order.
-const std::vector<Key>& keys();
+// Every row but the model section's (model::model_keys()), in documentation order.
+const std::vector<RunKey>& keys();
 // Nullptr when SECTION has no key NAME.
-const Key* find(const std::string& section, const std::string& name);
+const RunKey* find(const std::string& section, const std::string& name);
 // The sections of a config file, in documentation order (model first).
 const std::vector<std::string>& sections();
 bool is_section(const std::string& name);
 // Names of SECTION's rows, comma-separated, for "valid keys" errors.
 std::string key_list(const std::string& section);
-
 // Keys of the task section that are the section's own; every other key is a task option.
 bool is_task_own_key(const std::string& name);
 
-// "a, b, c".
-std::string join(const std::vector<std::string>& items, const char* sep = ", ");
 // A YAML double-quoted scalar: every byte that YAML would read differently is escaped.
 std::string yaml_quote(const std::string& text);
+
+// Learning-rate schedule names as a codec (optim.schedule, sft.schedule).
+config::Codec<optim::LrScheduleKind> schedule_codec();
 
 }  // namespace gtpo::rl::schema

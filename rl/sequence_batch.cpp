@@ -6,6 +6,25 @@
 
 namespace gtpo::rl {
 
+std::vector<std::pair<std::size_t, std::size_t>> micro_batches(const std::vector<int64_t>& lengths,
+                                                               int64_t token_budget) {
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  std::size_t first = 0;
+  int64_t longest = 0;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    const int64_t grown = std::max(longest, lengths[i]);
+    if (token_budget > 0 && i > first && grown * static_cast<int64_t>(i + 1 - first) > token_budget) {
+      ranges.emplace_back(first, i);
+      first = i;
+      longest = lengths[i];
+    } else {
+      longest = grown;
+    }
+  }
+  if (first < lengths.size()) ranges.emplace_back(first, lengths.size());
+  return ranges;
+}
+
 PaddedBatch pad_right(const std::vector<std::vector<int32_t>>& sequences, int32_t pad, Device device) {
   GTPO_CHECK(!sequences.empty(), "pad_right: no sequences");
   PaddedBatch b;

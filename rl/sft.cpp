@@ -1,6 +1,9 @@
 #include "rl/sft.h"
 
 #include <chrono>
+#include <limits>
+
+#include "rl/run_config_schema.h"
 
 #include "rl/sequence_batch.h"
 #include "runtime/backend.h"
@@ -20,21 +23,49 @@ std::vector<int32_t> sft_sequence(const data::Tokenizer& tokenizer, const data::
   return seq;
 }
 
+std::vector<RunKey> schema::sft_keys() {
+  using config::field;
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto i64 = [](int64_t lo) { return config::integer<int64_t>(lo); };
+  return {
+      field("sft", "steps", &RunConfig::sft, &SftSection::steps, i64(0),
+            "supervised warm-up steps on reference solutions; 0 = no SFT"),
+      field("sft", "batch_size", &RunConfig::sft, &SftSection::batch_size, i64(1), "problems per SFT step"),
+      field("sft", "lr", &RunConfig::sft, &SftSection::lr, config::number(0, inf, true), "peak SFT learning rate"),
+      field("sft", "schedule", &RunConfig::sft, &SftSection::schedule, schema::schedule_codec(),
+            "SFT learning-rate schedule over sft.steps"),
+      field("sft", "warmup_steps", &RunConfig::sft, &SftSection::warmup_steps, i64(0),
+            "SFT linear warm-up steps (not with schedule constant)"),
+      field("sft", "weight_decay", &RunConfig::sft, &SftSection::weight_decay, config::number(0, inf),
+            "SFT decoupled weight decay"),
+      field("sft", "beta2", &RunConfig::sft, &SftSection::beta2, config::number(0, 1, false, true), "SFT AdamW β2"),
+      field("sft", "micro_batch_tokens", &RunConfig::sft, &SftSection::micro_batch_tokens, i64(0),
+            "padded tokens of one SFT forward/backward; the batch is split into micro-batches that fit and their "
+            "gradients add up to the same update; 0 = the whole batch at once"),
+      field("sft", "eval_every", &RunConfig::sft, &SftSection::eval_every, i64(0),
+            "greedy test accuracy every this many SFT steps, logged in sft.jsonl; 0 = only at the end"),
+  };
+}
+
 void run_sft(model::Transformer& model, const data::Tokenizer& tokenizer, const ProblemSource& source,
-             const SftOptions& o, uint64_t& cursor, const std::function<void(const SftStep&)>& on_step) {
+             const RunConfig& config, uint64_t& cursor, const std::function<void(const SftStep&)>& on_step) {
+  const SftSection& o = config.sft;
   if (o.steps <= 0) return;
   GTPO_CHECK(o.batch_size > 0, "sft: batch_size must be positive");
   optim::AdamWOptions adam;
-  adam.weight_decay = o.weight_decay;
-  adam.beta2 = 0.99f;
+  adam.weight_decay = static_cast<float>(o.weight_decay);
+  adam.beta2 = static_cast<float>(o.beta2);
   optim::AdamW optimizer(model.parameters(), adam);
-  optim::LrSchedule schedule(o.schedule);
+  optim::LrSchedule schedule({o.schedule, static_cast<float>(o.lr), o.warmup_steps,
+                              std::max<int64_t>(o.steps, o.warmup_steps + 1), 0.1f});
+  const float grad_clip = static_cast<float>(config.optim.grad_clip);
   const int32_t pad = tokenizer.pad_id() >= 0 ? tokenizer.pad_id() : 0;
   const int64_t V = model.config().vocab_size;
   for (int64_t step = 0; step < o.steps; ++step) {
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::vector<int32_t>> seqs;
-    std::vector<int64_t> firsts;
+    std::vector<int64_t> firsts, lengths;
+    int64_t tokens = 0;
     for (int64_t i = 0; i < o.batch_size; ++i) {
       int64_t first = 0;
       seqs.push_back(sft_sequence(tokenizer, source.train(cursor++), first));
@@ -42,23 +73,38 @@ void run_sft(model::Transformer& model, const data::Tokenizer& tokenizer, const 
                  "sft: a training sequence of ", seqs.back().size(), " tokens exceeds max_position_embeddings ",
                  model.config().max_position_embeddings);
       firsts.push_back(first);
+      lengths.push_back(static_cast<int64_t>(seqs.back().size()));
+      tokens += lengths.back() - first;
     }
-    PaddedBatch b = pad_right(seqs, pad, model.device());
-    // Targets: the next token at supervised positions, ignore (-100) elsewhere.
-    std::vector<int32_t> targets(b.next.size(), -100);
-    int64_t tokens = 0;
-    for (int64_t r = 0; r < b.rows; ++r)
-      for (int64_t j = firsts[static_cast<size_t>(r)]; j < static_cast<int64_t>(seqs[static_cast<size_t>(r)].size()); ++j) {
-        targets[static_cast<size_t>(b.predicting(r, j))] = seqs[static_cast<size_t>(r)][static_cast<size_t>(j)];
-        ++tokens;
+    const auto ranges = micro_batches(lengths, o.micro_batch_tokens);
+    double loss_value = 0.0;
+    for (const auto& [m0, m1] : ranges) {
+      const std::vector<std::vector<int32_t>> part(seqs.begin() + static_cast<std::ptrdiff_t>(m0),
+                                                   seqs.begin() + static_cast<std::ptrdiff_t>(m1));
+      PaddedBatch b = pad_right(part, pad, model.device());
+      // Targets: the next token at supervised positions, ignore (-100) elsewhere.
+      std::vector<int32_t> targets(b.next.size(), -100);
+      int64_t part_tokens = 0;
+      for (int64_t r = 0; r < b.rows; ++r) {
+        const std::vector<int32_t>& seq = part[static_cast<size_t>(r)];
+        for (int64_t j = firsts[m0 + static_cast<size_t>(r)]; j < static_cast<int64_t>(seq.size()); ++j) {
+          targets[static_cast<size_t>(b.predicting(r, j))] = seq[static_cast<size_t>(j)];
+          ++part_tokens;
+        }
       }
-    Tensor logits = ops::reshape(model.forward(b.tokens), {b.rows * b.length, V});
-    Tensor loss = ops::cross_entropy(logits, Tensor::from_ints(targets, {b.rows * b.length}, model.device()));
-    loss.backward();
+      Tensor logits = ops::reshape(model.forward(b.tokens), {b.rows * b.length, V});
+      Tensor loss = ops::cross_entropy(logits, Tensor::from_ints(targets, {b.rows * b.length}, model.device()));
+      // The mean over this part, weighted by its share of the batch's tokens (exactly the batch mean when
+      // there is one part).
+      if (ranges.size() > 1)
+        loss = ops::mul_scalar(loss, static_cast<float>(part_tokens) / static_cast<float>(tokens));
+      loss.backward();
+      loss_value += loss.item();
+    }
     SftStep s;
     s.step = step + 1;
-    s.loss = loss.item();
-    s.grad_norm = optim::clip_grad_norm(model.parameters(), o.grad_clip);
+    s.loss = loss_value;
+    s.grad_norm = optim::clip_grad_norm(model.parameters(), grad_clip);
     s.lr = schedule.lr_at(step);
     optimizer.step(static_cast<float>(s.lr));
     model.parameters().zero_grad();

@@ -12,14 +12,7 @@
 
 namespace gtpo::rl {
 
-struct SftOptions {
-  int64_t steps = 0;
-  int64_t batch_size = 32;
-  optim::LrScheduleOptions schedule;
-  float weight_decay = 0.0f;
-  float grad_clip = 1.0f;
-};
-
+struct RunConfig;
 struct SftStep {
   int64_t step = 0;  // 1-based
   double loss = 0.0;
@@ -29,10 +22,12 @@ struct SftStep {
   double seconds = 0.0;
 };
 
-// Trains on train-split problems starting at `cursor` (advanced past those used); calls on_step after
-// every step.
+// Trains for sft.steps steps of sft.batch_size train-split problems starting at `cursor` (advanced past
+// those used), with the gradient clipped at optim.grad_clip; calls on_step after every step. Each step's
+// batch is cut into micro-batches of at most sft.micro_batch_tokens padded tokens whose gradients add up:
+// every token's loss is divided by the whole batch's token count, so the split changes only rounding.
 void run_sft(model::Transformer& model, const data::Tokenizer& tokenizer, const ProblemSource& source,
-             const SftOptions& options, uint64_t& cursor, const std::function<void(const SftStep&)>& on_step);
+             const RunConfig& config, uint64_t& cursor, const std::function<void(const SftStep&)>& on_step);
 
 // The token sequence and the index of its first supervised token, for one problem.
 std::vector<int32_t> sft_sequence(const data::Tokenizer& tokenizer, const data::Problem& problem, int64_t& first_target);

@@ -5,11 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 
 #include "model/checkpoint.h"
-#include "rl/advantages.h"
-#include "rl/policy_update.h"
-#include "rl/rollout_phase.h"
+#include "rl/rl_step.h"
+#include "rl/run_config_schema.h"
 #include "rl/run_log.h"
 #include "rl/train_state.h"
 #include "runtime/backend.h"
@@ -37,8 +37,8 @@ nlohmann::json eval_json(int64_t step, const EvalResult& e) {
 }
 
 // Per-token view of one response for samples.jsonl: what a researcher inspects.
-nlohmann::json sample_json(int64_t step, const RolloutItem& it, const ResponseResult& r, const ClipStatus& clip,
-                           const data::Tokenizer& tok) {
+nlohmann::json sample_json(int64_t step, const RolloutItem& it, const Response& response, const ResponseResult& r,
+                           const ClipStatus& clip, const data::Tokenizer& tok) {
   nlohmann::json tokens = nlohmann::json::array();
   for (int32_t id : it.sample.tokens) tokens.push_back(tok.token_text(id));
   nlohmann::json j = {{"step", step},
@@ -50,62 +50,146 @@ nlohmann::json sample_json(int64_t step, const RolloutItem& it, const ResponseRe
                       {"truncated", it.truncated},
                       {"tokens", tokens},
                       {"logprobs", it.sample.logprobs},
-                      {"entropies", it.sample.entropies},
+                      {"entropies", response.entropies},
                       {"advantages", r.advantages},
                       {"loss_mask", r.loss_mask},
                       {"clip", clip}};
   if (!r.shaped.empty()) j["shaped"] = r.shaped;
   return j;
 }
+
+
 }  // namespace
+
+optim::AdamWOptions adam_options(const OptimSection& o) {
+  optim::AdamWOptions adam;
+  adam.lr = static_cast<float>(o.lr);
+  adam.beta1 = static_cast<float>(o.beta1);
+  adam.beta2 = static_cast<float>(o.beta2);
+  adam.eps = static_cast<float>(o.eps);
+  adam.weight_decay = static_cast<float>(o.weight_decay);
+  return adam;
+}
+
+namespace {
+optim::LrScheduleOptions rl_schedule(const RunConfig& c) {
+  return {c.optim.schedule, static_cast<float>(c.optim.lr), c.optim.warmup_steps,
+          std::max<int64_t>(c.train.steps, c.optim.warmup_steps + 1), static_cast<float>(c.optim.min_lr_ratio)};
+}
+}  // namespace
+
+// The optim, train and log sections: read by the trainer below.
+std::vector<RunKey> schema::optim_keys() {
+  using config::field;
+  using config::number;
+  const double inf = std::numeric_limits<double>::infinity();
+  return {
+      field("optim", "lr", &RunConfig::optim, &OptimSection::lr, number(0, inf, true),
+            "peak learning rate of the RL updates (AdamW)"),
+      field("optim", "beta1", &RunConfig::optim, &OptimSection::beta1, number(0, 1, false, true), "AdamW β1"),
+      field("optim", "beta2", &RunConfig::optim, &OptimSection::beta2, number(0, 1, false, true), "AdamW β2"),
+      field("optim", "eps", &RunConfig::optim, &OptimSection::eps, number(0, inf, true), "AdamW ε"),
+      field("optim", "weight_decay", &RunConfig::optim, &OptimSection::weight_decay, number(0, inf),
+            "decoupled weight decay"),
+      field("optim", "grad_clip", &RunConfig::optim, &OptimSection::grad_clip, number(0, inf),
+            "clip the global gradient norm to this; 0 = off"),
+      field("optim", "schedule", &RunConfig::optim, &OptimSection::schedule, schema::schedule_codec(),
+            "learning-rate schedule over train.steps"),
+      field("optim", "warmup_steps", &RunConfig::optim, &OptimSection::warmup_steps, config::integer<int64_t>(0),
+            "linear warm-up steps (not with schedule constant)"),
+      field("optim", "min_lr_ratio", &RunConfig::optim, &OptimSection::min_lr_ratio, number(0, 1),
+            "cosine: final learning rate as a fraction of lr"),
+  };
+}
+
+std::vector<RunKey> schema::train_keys() {
+  using config::field;
+  const auto i64 = [](int64_t lo) { return config::integer<int64_t>(lo); };
+  return {
+      field("train", "steps", &RunConfig::train, &TrainSection::steps, i64(0), "RL steps"),
+      field("train", "prompts_per_step", &RunConfig::train, &TrainSection::prompts_per_step, i64(1),
+            "prompts per RL step (each gets sampler.group_size responses)"),
+      field("train", "seed", &RunConfig::train, &TrainSection::seed, config::integer<uint64_t>(0),
+            "seed of initialisation, data order and sampling"),
+      field("train", "out_dir", &RunConfig::train, &TrainSection::out_dir, config::text(),
+            "run directory: config, metrics.jsonl, samples, checkpoints"),
+      field("train", "init_from", &RunConfig::train, &TrainSection::init_from, config::text(),
+            "checkpoint directory to start from; empty = a new model from the model section and train.seed"),
+      field("train", "checkpoint_every", &RunConfig::train, &TrainSection::checkpoint_every, i64(0),
+            "checkpoint every this many steps; 0 = only at the end"),
+      field("train", "sample_every", &RunConfig::train, &TrainSection::sample_every, i64(0),
+            "log sampled completions every this many steps; 0 = never"),
+      field("train", "threads", &RunConfig::train, &TrainSection::threads, i64(0),
+            "CPU threads; 0 = the library default"),
+      field("train", "device", &RunConfig::train, &TrainSection::device,
+            config::choice<Device>({{"cpu", Device::cpu}, {"cuda", Device::cuda}}),
+            "where the model lives and every op runs (cuda needs a GPU build and a visible GPU; docs/cuda.md)"),
+      field("train", "matmul_precision", &RunConfig::train, &TrainSection::matmul_precision,
+            config::choice<MatmulPrecision>(
+                {{"fp32", MatmulPrecision::fp32}, {"tf32", MatmulPrecision::tf32}, {"bf16", MatmulPrecision::bf16}}),
+            "GEMM (and GPU attention) inputs: fp32 exact; tf32 and bf16 round inputs for speed (device cuda only)"),
+      field("train", "deterministic", &RunConfig::train, &TrainSection::deterministic, config::boolean(),
+            "cuda: bitwise-repeatable kernels and cuBLAS at some speed cost; the CPU is always deterministic"),
+  };
+}
+
+std::vector<RunKey> schema::log_keys() {
+  using config::field;
+  return {
+      field("log", "every", &RunConfig::log, &LogSection::every, config::integer<int64_t>(1),
+            "print a progress line every this many RL steps (metrics.jsonl always has every step)"),
+      field("log", "progress", &RunConfig::log, &LogSection::progress, config::boolean(),
+            "show a progress line during long phases"),
+      field("log", "samples", &RunConfig::log, &LogSection::samples, config::integer<int64_t>(0),
+            "completions logged at each train.sample_every step"),
+  };
+}
 
 void request_stop() { g_stop = true; }
 bool stop_requested() { return g_stop.load(); }
 
 Trainer::Trainer(model::Transformer& policy, const data::Tokenizer& tokenizer, const ProblemSource& source,
-                 TrainerOptions options)
-    : policy_(policy), tokenizer_(tokenizer), source_(source), o_(std::move(options)) {
-  GTPO_CHECK(o_.steps >= 0, "train.steps must be >= 0");
-  GTPO_CHECK(o_.prompts_per_step > 0, "train.prompts_per_step must be positive");
-  GTPO_CHECK(o_.sampling.group_size >= 2 || !o_.rl.dynamic_sampling,
+                 const RunConfig& config)
+    : policy_(policy), tokenizer_(tokenizer), source_(source), c_(config) {
+  GTPO_CHECK(c_.sampler.group_size >= 2 || !c_.rl.dynamic_sampling,
              "sampler.group_size must be at least 2 with dynamic sampling (a group of one is never kept)");
-  attach_tokenizer(o_.sampling, tokenizer_);
-  o_.rl.max_new_tokens = static_cast<int>(o_.sampling.max_new_tokens);
 }
 
 void Trainer::log_progress(const std::string& line) const {
-  if (o_.progress) std::fprintf(stderr, "%s\n", line.c_str());
+  if (c_.log.progress) std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 TrainSummary Trainer::run(bool resume) {
   namespace fs = std::filesystem;
-  fs::create_directories(o_.out_dir);
+  const std::string& out_dir = c_.train.out_dir;
+  const std::string config_yaml = resolved_config_yaml(c_);
+  fs::create_directories(out_dir);
   TrainSummary summary;
-  optim::AdamW optimizer(policy_.parameters(), o_.adam);
+  optim::AdamW optimizer(policy_.parameters(), adam_options(c_.optim));
   std::unique_ptr<model::Transformer> reference;
-  if (o_.rl.kl_coef != 0.0) reference = std::make_unique<model::Transformer>(policy_.config(), policy_.device());
+  if (c_.rl.kl_coef != 0.0) reference = std::make_unique<model::Transformer>(policy_.config(), policy_.device());
 
   TrainProgress progress;
-  progress.seed = o_.seed;
+  progress.seed = c_.train.seed;
   if (resume) {
-    auto latest = latest_checkpoint(o_.out_dir);
-    GTPO_CHECK(latest.has_value(), "--resume: ", o_.out_dir, " has no checkpoint (checkpoints/latest is missing)");
+    auto latest = latest_checkpoint(out_dir);
+    GTPO_CHECK(latest.has_value(), "--resume: ", out_dir, " has no checkpoint (checkpoints/latest is missing)");
     const std::string weights = *latest + "/model.safetensors";
     model::load_weights(policy_, io::SafetensorsFile::load(weights), weights);
     progress = load_train_state(*latest, optimizer, reference.get());
-    GTPO_CHECK(progress.seed == o_.seed, "--resume: the checkpoint was trained with train.seed ", progress.seed,
-               " but the config says ", o_.seed);
+    GTPO_CHECK(progress.seed == c_.train.seed, "--resume: the checkpoint was trained with train.seed ", progress.seed,
+               " but the config says ", c_.train.seed);
     log_progress("resumed from " + *latest + " at step " + std::to_string(progress.step));
   } else {
-    io::write_file_atomic(o_.out_dir + "/config.yaml", o_.config_yaml);
+    io::write_file_atomic(out_dir + "/config.yaml", config_yaml);
   }
   const int64_t keep = resume ? progress.step : 0;
-  JsonlLog metrics_log(o_.out_dir + "/metrics.jsonl", keep);
-  JsonlLog eval_log(o_.out_dir + "/eval.jsonl", keep);
-  JsonlLog samples_log(o_.out_dir + "/samples.jsonl", keep);
+  JsonlLog metrics_log(out_dir + "/metrics.jsonl", keep);
+  JsonlLog eval_log(out_dir + "/eval.jsonl", keep);
+  JsonlLog samples_log(out_dir + "/samples.jsonl", keep);
 
   auto run_eval = [&](int64_t step, const char* label) {
-    EvalOptions eo = o_.eval;
+    const EvalOptions eo = eval_options(c_);
     EvalResult e = evaluate(policy_, tokenizer_, source_, eo);
     eval_log.write(eval_json(step, e));
     std::string line = std::string("eval ") + label + " (step " + std::to_string(step) + "): greedy accuracy " +
@@ -117,23 +201,23 @@ TrainSummary Trainer::run(bool resume) {
 
   // ---- supervised warm start -------------------------------------------------------------------
   if (!progress.sft_done) {
-    if (o_.sft.steps > 0) {
-      JsonlLog sft_log(o_.out_dir + "/sft.jsonl", 0);
-      log_progress("sft: " + std::to_string(o_.sft.steps) + " steps of " + std::to_string(o_.sft.batch_size) +
+    if (c_.sft.steps > 0) {
+      JsonlLog sft_log(out_dir + "/sft.jsonl", 0);
+      log_progress("sft: " + std::to_string(c_.sft.steps) + " steps of " + std::to_string(c_.sft.batch_size) +
                    " reference solutions");
-      run_sft(policy_, tokenizer_, source_, o_.sft, progress.cursor, [&](const SftStep& s) {
+      run_sft(policy_, tokenizer_, source_, c_, progress.cursor, [&](const SftStep& s) {
         nlohmann::json line = {{"step", s.step}, {"loss", s.loss},         {"lr", s.lr},
                                {"grad_norm", s.grad_norm}, {"tokens", s.tokens}, {"seconds", s.seconds}};
-        if (o_.sft_eval_every > 0 && s.step % o_.sft_eval_every == 0 && s.step != o_.sft.steps) {
-          EvalOptions greedy_only = o_.eval;
+        if (c_.sft.eval_every > 0 && s.step % c_.sft.eval_every == 0 && s.step != c_.sft.steps) {
+          EvalOptions greedy_only = eval_options(c_);
           greedy_only.k = 0;
           line["eval_greedy_accuracy"] = evaluate(policy_, tokenizer_, source_, greedy_only).greedy_accuracy;
         }
         sft_log.write(line);
-        if (s.step == 1 || s.step % 10 == 0 || s.step == o_.sft.steps) {
+        if (s.step == 1 || s.step % 10 == 0 || s.step == c_.sft.steps) {
           char buf[160];
           std::snprintf(buf, sizeof buf, "sft %lld/%lld | loss %.4f | lr %.2e | %.0f tok/s", static_cast<long long>(s.step),
-                        static_cast<long long>(o_.sft.steps), s.loss, s.lr, s.tokens / std::max(s.seconds, 1e-9));
+                        static_cast<long long>(c_.sft.steps), s.loss, s.lr, s.tokens / std::max(s.seconds, 1e-9));
           log_progress(buf);
         }
       });
@@ -148,90 +232,22 @@ TrainSummary Trainer::run(bool resume) {
   summary.accuracy_before_rl = progress.start_accuracy;
 
   // ---- RL --------------------------------------------------------------------------------------
-  optim::LrSchedule schedule(o_.schedule);
-  UpdateOptions uo;
-  uo.temperature = o_.sampling.temperature > 0.0f ? o_.sampling.temperature : 1.0f;
-  uo.micro_batch_sequences = o_.micro_batch_sequences;
-  uo.grad_clip = o_.grad_clip;
-  uo.pad_id = o_.sampling.pad_id;
-  model::SamplingOptions sampling = o_.sampling;
-  sampling.seed = o_.seed;
+  optim::LrSchedule schedule(rl_schedule(c_));
+  const RlStepModels models{policy_, reference.get(), optimizer, tokenizer_, source_};
   double last_accuracy = progress.start_accuracy;
   bool evaluated_last = progress.step == 0;
 
-  while (progress.step < o_.steps && !stop_requested()) {
+  while (progress.step < c_.train.steps && !stop_requested()) {
     const int64_t step = progress.step + 1;
     const auto t_step = Clock::now();
-    uo.lr = schedule.lr_at(step - 1);
-
-    const auto t0 = Clock::now();
-    RolloutBatch batch = collect_rollouts(policy_, tokenizer_, source_, progress.cursor, o_.prompts_per_step,
-                                          sampling, o_.rl);
-    const double rollout_s = seconds_since(t0);
-
-    const auto t1 = Clock::now();
-    AdvantageResult adv = compute_advantages(batch.responses(), o_.rl);
-    const double adv_s = seconds_since(t1);
-
-    const auto t2 = Clock::now();
-    UpdateStats up = run_policy_update(policy_, optimizer, batch, adv, o_.rl, uo, reference.get());
-    backend_for(policy_.device()).synchronize();  // the optimiser's kernels may still be queued on a GPU
-    const double update_s = seconds_since(t2);
-
-    // ---- metrics
-    double reward_sum = 0, reward_sq = 0, len_sum = 0, len_max = 0, truncated = 0, ent_sum = 0, ent_n = 0;
-    for (const RolloutItem& it : batch.items) {
-      const double r = it.verdict.correct ? 1.0 : 0.0;
-      reward_sum += r;
-      reward_sq += r * r;
-      len_sum += static_cast<double>(it.sample.tokens.size());
-      len_max = std::max(len_max, static_cast<double>(it.sample.tokens.size()));
-      truncated += it.truncated;
-      for (float h : it.sample.entropies) ent_sum += h, ent_n += 1;
-    }
-    const double n_items = std::max<double>(1.0, static_cast<double>(batch.items.size()));
-    const double reward_mean = reward_sum / n_items;
-    const Diagnostics& d = adv.diagnostics;
-    nlohmann::json m = {
-        {"step", step},
-        {"lr", uo.lr},
-        {"accuracy", batch.sampled_responses ? static_cast<double>(batch.sampled_correct) / batch.sampled_responses : 0.0},
-        {"reward_mean", reward_mean},
-        {"reward_std", std::sqrt(std::max(0.0, reward_sq / n_items - reward_mean * reward_mean))},
-        {"response_length_mean", len_sum / n_items},
-        {"response_length_max", len_max},
-        {"truncated_frac", truncated / n_items},
-        {"entropy_mean", ent_n > 0 ? ent_sum / ent_n : 0.0},
-        {"groups_sampled", batch.sampled_groups},
-        {"groups_kept", batch.kept_groups},
-        {"dropped_frac", batch.sampled_groups ? 1.0 - static_cast<double>(batch.kept_groups) / batch.sampled_groups : 0.0},
-        {"resample_rounds", batch.rounds},
-        {"frac_correct_negative_adv", d.frac_correct_negative},
-        {"frac_incorrect_positive_adv", d.frac_incorrect_positive},
-        {"entropy_adv_corr", std::isnan(d.entropy_adv_corr) ? nlohmann::json() : nlohmann::json(d.entropy_adv_corr)},
-        {"overlong_penalised", d.overlong_penalised},
-        {"loss", up.loss.loss},
-        {"policy_loss", up.loss.policy_loss},
-        {"kl_loss", up.loss.kl_loss},
-        {"clip_frac_low", up.loss.clip_frac_low},
-        {"clip_frac_high", up.loss.clip_frac_high},
-        {"approx_kl", up.loss.approx_kl},
-        {"policy_entropy", up.loss.entropy_mean},
-        {"ratio_mean", up.loss.ratio_mean},
-        {"ratio_max", up.loss.ratio_max},
-        {"grad_norm", up.grad_norm},
-        {"optimizer_steps", up.optimizer_steps},
-        {"loss_tokens", up.tokens},
-        {"rollout_tokens_per_s", batch.sampler.generated_tokens / std::max(rollout_s, 1e-9)},
-        {"update_tokens_per_s", up.tokens / std::max(update_s, 1e-9)},
-        {"seconds_rollout", rollout_s},
-        {"seconds_advantages", adv_s},
-        {"seconds_update", update_s},
-    };
-    if (o_.sample_every > 0 && step % o_.sample_every == 0) {
-      for (int64_t i = 0; i < std::min<int64_t>(o_.samples_to_log, static_cast<int64_t>(batch.items.size())); ++i)
-        samples_log.write(sample_json(step, batch.items[static_cast<size_t>(i)], adv.responses[static_cast<size_t>(i)],
-                                      up.clip[static_cast<size_t>(i)], tokenizer_));
+    const RlStepResult r = rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1));
+    const RolloutBatch& batch = r.batch;
+    const UpdateStats& up = r.update;
+    nlohmann::json m = r.metrics;
+    if (c_.train.sample_every > 0 && step % c_.train.sample_every == 0) {
+      for (size_t i = 0; i < std::min<size_t>(static_cast<size_t>(c_.log.samples), batch.items.size()); ++i)
+        samples_log.write(sample_json(step, batch.items[i], batch.responses[i], r.advantages.responses[i],
+                                      up.clip[i], tokenizer_));
     }
     progress.step = step;
     m["seconds_step"] = seconds_since(t_step);
@@ -240,28 +256,28 @@ TrainSummary Trainer::run(bool resume) {
     std::snprintf(buf, sizeof buf,
                   "step %lld/%lld | acc %.3f | len %.1f | H %.3f | kept %lld/%lld | kl %.4f | clip %.3f/%.3f | "
                   "gnorm %.3f | %.1fs (rollout %.1fs %s tok/s, update %.1fs)",
-                  static_cast<long long>(step), static_cast<long long>(o_.steps), m["accuracy"].get<double>(),
-                  len_sum / n_items, m["entropy_mean"].get<double>(), static_cast<long long>(batch.kept_groups),
+                  static_cast<long long>(step), static_cast<long long>(c_.train.steps), m["accuracy"].get<double>(),
+                  m["response_length_mean"].get<double>(), m["entropy_mean"].get<double>(), static_cast<long long>(batch.kept_groups),
                   static_cast<long long>(batch.sampled_groups), up.loss.approx_kl, up.loss.clip_frac_low,
-                  up.loss.clip_frac_high, up.grad_norm, m["seconds_step"].get<double>(), rollout_s,
-                  compact(m["rollout_tokens_per_s"].get<double>()).c_str(), update_s);
-    if (step % std::max<int64_t>(1, o_.log_every) == 0 || step == o_.steps) log_progress(buf);
+                  up.loss.clip_frac_high, up.grad_norm, m["seconds_step"].get<double>(), r.seconds_rollout,
+                  compact(m["rollout_tokens_per_s"].get<double>()).c_str(), r.seconds_update);
+    if (step % std::max<int64_t>(1, c_.log.every) == 0 || step == c_.train.steps) log_progress(buf);
 
     evaluated_last = false;
-    if (o_.eval_every > 0 && step % o_.eval_every == 0 && step != o_.steps) {
+    if (c_.eval.every > 0 && step % c_.eval.every == 0 && step != c_.train.steps) {
       last_accuracy = run_eval(step, "").greedy_accuracy;
       evaluated_last = true;
     }
-    if (o_.checkpoint_every > 0 && step % o_.checkpoint_every == 0 && step != o_.steps)
-      summary.checkpoint = save_train_checkpoint(o_.out_dir, policy_, tokenizer_, optimizer, reference.get(), progress,
-                                                 o_.config_yaml);
+    if (c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0 && step != c_.train.steps)
+      summary.checkpoint = save_train_checkpoint(out_dir, policy_, tokenizer_, optimizer, reference.get(), progress,
+                                                 config_yaml);
   }
-  summary.interrupted = stop_requested() && progress.step < o_.steps;
+  summary.interrupted = stop_requested() && progress.step < c_.train.steps;
   if (!summary.interrupted && !evaluated_last) last_accuracy = run_eval(progress.step, "after RL").greedy_accuracy;
   summary.accuracy_after_rl = last_accuracy;
   summary.steps = progress.step;
   summary.checkpoint =
-      save_train_checkpoint(o_.out_dir, policy_, tokenizer_, optimizer, reference.get(), progress, o_.config_yaml);
+      save_train_checkpoint(out_dir, policy_, tokenizer_, optimizer, reference.get(), progress, config_yaml);
   log_progress("checkpoint: " + summary.checkpoint);
   return summary;
 }

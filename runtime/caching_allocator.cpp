@@ -44,6 +44,11 @@ void* CachingAllocator::allocate(size_t bytes) {
   return ptr;
 }
 
+void CachingAllocator::reset_peak() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.peak_bytes_in_use = stats_.bytes_in_use;
+}
+
 void CachingAllocator::deallocate(void* ptr, size_t bytes) {
   if (!ptr) return;
   const size_t size = round_size(bytes);

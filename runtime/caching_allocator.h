@@ -31,6 +31,8 @@ class CachingAllocator {
   // Returns every cached block to the raw allocator.
   void release_cached();
   AllocatorStats stats() const;
+  // Starts a new peak from what is in use now, so a phase's peak can be measured on its own.
+  void reset_peak();
 
   // Block sizes are rounded so that similar requests share a bucket.
   static size_t round_size(size_t bytes);

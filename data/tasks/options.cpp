@@ -1,8 +1,8 @@
 #include "data/tasks/options.h"
 
 #include <algorithm>
-#include <charconv>
 
+#include "runtime/config_codec.h"
 #include "runtime/error.h"
 
 namespace gtpo::data {
@@ -23,38 +23,33 @@ TaskOptions TaskOptions::from_json(const nlohmann::json& object) {
   return out;
 }
 
+namespace {
+// The shared codec's error, prefixed with the task and the option.
+template <typename T>
+T read(const config::Codec<T>& codec, const std::string& task, const std::string& key, const std::string& text) {
+  try {
+    return codec.parse(text);
+  } catch (const Error& e) {
+    fail("task ", task, ": option '", key, "': ", e.what());
+  }
+}
+}  // namespace
+
 int64_t TaskOptions::get_int(const std::string& task, const std::string& key, int64_t fallback, int64_t min,
                              int64_t max) const {
   const auto it = values_.find(key);
-  if (it == values_.end()) return fallback;
-  const std::string& text = it->second;
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
-    fail("task ", task, ": option '", key, "' must be an integer in [", min, ", ", max, "], got '", text, "'");
-  }
-  return value;
+  return it == values_.end() ? fallback : read(config::integer<int64_t>(min, max), task, key, it->second);
 }
 
 double TaskOptions::get_double(const std::string& task, const std::string& key, double fallback, double min,
                                double max) const {
   const auto it = values_.find(key);
-  if (it == values_.end()) return fallback;
-  const std::string& text = it->second;
-  double value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || !(value >= min && value <= max)) {
-    fail("task ", task, ": option '", key, "' must be a number in [", min, ", ", max, "], got '", text, "'");
-  }
-  return value;
+  return it == values_.end() ? fallback : read(config::number(min, max), task, key, it->second);
 }
 
 bool TaskOptions::get_bool(const std::string& task, const std::string& key, bool fallback) const {
   const auto it = values_.find(key);
-  if (it == values_.end()) return fallback;
-  if (it->second == "true" || it->second == "1") return true;
-  if (it->second == "false" || it->second == "0") return false;
-  fail("task ", task, ": option '", key, "' must be true or false, got '", it->second, "'");
+  return it == values_.end() ? fallback : read(config::boolean(), task, key, it->second);
 }
 
 std::string TaskOptions::get_string(const std::string&, const std::string& key, const std::string& fallback) const {

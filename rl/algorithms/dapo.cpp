@@ -24,7 +24,7 @@ void dapo_compute(const AlgorithmInput& in, AdvantageResult& out) {
 Algorithm dapo() {
   return {"dapo", "DAPO: r = +-1 + soft overlong, group z-score, clip-higher, token-mean, dynamic sampling",
           dapo_defaults, dapo_compute,
-          /*needs_entropies=*/false, /*token_level_shaping=*/false, /*sequence_level_loss=*/false};
+          /*needs_entropies=*/false, /*token_level_shaping=*/false, /*sequence_level_loss=*/false, /*keys=*/nullptr};
 }
 
 }  // namespace gtpo::rl::algorithms

@@ -18,12 +18,17 @@ void compute(const AlgorithmInput& in, AdvantageResult& out) {
   apply_top_entropy_mask(in.batch, out.responses, in.cfg.forking_rho);
 }
 
+std::vector<RlKey> keys() {
+  return {config::field("dapo_forking", "rho", &RlConfig::forking_rho, config::number(0, 1, true),
+                        "dapo_forking: fraction of highest-entropy tokens kept in the loss")};
+}
+
 }  // namespace
 
 Algorithm dapo_forking() {
   return {"dapo_forking", "DAPO with forking tokens: loss only on the top dapo_forking.rho entropy tokens",
           defaults, compute,
-          /*needs_entropies=*/true, /*token_level_shaping=*/false, /*sequence_level_loss=*/false};
+          /*needs_entropies=*/true, /*token_level_shaping=*/false, /*sequence_level_loss=*/false, keys};
 }
 
 }  // namespace gtpo::rl::algorithms

@@ -24,7 +24,7 @@ void compute(const AlgorithmInput& in, AdvantageResult& out) {
 
 Algorithm dr_grpo() {
   return {"dr_grpo", "Dr. GRPO: r = c, A = r - mean (no std), seq-mean-token-sum-norm", defaults, compute,
-          /*needs_entropies=*/false, /*token_level_shaping=*/false, /*sequence_level_loss=*/false};
+          /*needs_entropies=*/false, /*token_level_shaping=*/false, /*sequence_level_loss=*/false, /*keys=*/nullptr};
 }
 
 }  // namespace gtpo::rl::algorithms

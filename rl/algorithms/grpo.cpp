@@ -24,7 +24,7 @@ void compute(const AlgorithmInput& in, AdvantageResult& out) {
 
 Algorithm grpo() {
   return {"grpo", "GRPO: r = c in {0,1}, group z-score, seq-mean-token-mean", defaults, compute,
-          /*needs_entropies=*/false, /*token_level_shaping=*/false, /*sequence_level_loss=*/false};
+          /*needs_entropies=*/false, /*token_level_shaping=*/false, /*sequence_level_loss=*/false, /*keys=*/nullptr};
 }
 
 }  // namespace gtpo::rl::algorithms

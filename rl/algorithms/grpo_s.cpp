@@ -52,12 +52,28 @@ void compute(const AlgorithmInput& in, AdvantageResult& out) {
   set_group_sequence_advantages(in, reward, /*divide_by_std=*/true, out);
 }
 
+std::vector<RlKey> keys() {
+  using config::field;
+  const auto weight = config::number(0, std::numeric_limits<double>::infinity());
+  const auto means = config::choice<MeanKind>({{"arith", MeanKind::Arith}, {"geo", MeanKind::Geo}});
+  return {
+      field("grpo_s", "beta1", &RlConfig::grpo_s, &GrpoSConfig::beta1, weight,
+            "grpo_s: β1, the outcome part of the shaped sequence reward"),
+      field("grpo_s", "beta2", &RlConfig::grpo_s, &GrpoSConfig::beta2, weight,
+            "grpo_s: β2, the entropy-weighted part of the shaped sequence reward"),
+      field("grpo_s", "weights", &RlConfig::grpo_s, &GrpoSConfig::weights, means,
+            "grpo_s: entropy weights relative to the arithmetic or geometric mean"),
+      field("grpo_s", "ratio", &RlConfig::grpo_s, &GrpoSConfig::ratio, means,
+            "grpo_s: sequence importance ratio as the arithmetic or geometric mean"),
+  };
+}
+
 }  // namespace
 
 Algorithm grpo_s() {
   return {"grpo_s", "GRPO-S: entropy-shaped sequence rewards (Eqs. 8-9), group z-score, sequence loss (Eq. 10)",
           defaults, compute,
-          /*needs_entropies=*/true, /*token_level_shaping=*/false, /*sequence_level_loss=*/true};
+          /*needs_entropies=*/true, /*token_level_shaping=*/false, /*sequence_level_loss=*/true, keys};
 }
 
 }  // namespace gtpo::rl::algorithms

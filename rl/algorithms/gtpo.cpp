@@ -76,12 +76,33 @@ void compute(const AlgorithmInput& in, AdvantageResult& out) {
   }
 }
 
+const config::Codec<MeanKind> kMeanKinds = config::choice<MeanKind>({{"arith", MeanKind::Arith}, {"geo", MeanKind::Geo}});
+
+std::vector<RlKey> keys() {
+  using config::field;
+  const auto weight = config::number(0, std::numeric_limits<double>::infinity());
+  return {
+      field("gtpo", "alpha1", &RlConfig::gtpo, &GtpoConfig::alpha1, weight,
+            "gtpo: α1, the outcome part of the shaped token reward"),
+      field("gtpo", "alpha2", &RlConfig::gtpo, &GtpoConfig::alpha2, weight,
+            "gtpo: α2, the entropy-weighted part of the shaped token reward"),
+      field("gtpo", "adv_norm", &RlConfig::gtpo, &GtpoConfig::adv_norm,
+            config::choice<AdvNorm>({{"joint", AdvNorm::Joint}, {"separate", AdvNorm::Separate}}),
+            "gtpo: z-score all shaped rewards together (joint) or O+ and O− apart (separate)"),
+      field("gtpo", "scope", &RlConfig::gtpo, &GtpoConfig::scope,
+            config::choice<Scope>({{"group", Scope::Group}, {"batch", Scope::Batch}}),
+            "gtpo: shaping and advantage statistics per prompt group or over the batch"),
+      field("gtpo", "weights", &RlConfig::gtpo, &GtpoConfig::weights, kMeanKinds,
+            "gtpo: entropy weights relative to the arithmetic or geometric mean"),
+  };
+}
+
 }  // namespace
 
 Algorithm gtpo() {
   return {"gtpo", "GTPO: entropy-shaped token rewards (Eqs. 3, 5), token z-score (Eq. 6), token-mean (Eq. 7)",
           defaults, compute,
-          /*needs_entropies=*/true, /*token_level_shaping=*/true, /*sequence_level_loss=*/false};
+          /*needs_entropies=*/true, /*token_level_shaping=*/true, /*sequence_level_loss=*/false, keys};
 }
 
 }  // namespace gtpo::rl::algorithms

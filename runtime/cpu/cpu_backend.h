@@ -23,6 +23,7 @@ class CpuBackend final : public Backend {
   void fill(float* dst, float value, int64_t n) override;
   void fill_i32(int32_t* dst, int32_t value, int64_t n) override;
   AllocatorStats allocator_stats() const { return allocator_.stats(); }
+  void reset_allocator_peak() { allocator_.reset_peak(); }
 
   void gemm(const GemmArgs& args) override;
 

@@ -141,7 +141,7 @@ TEST_CASE("advantages command: usage errors") {
   r = run({"--algo", "gtpo", "gtpo.alpha9=1", "--in", in.string(), "--out", out});
   CHECK_THAT(r.err, Contains("unknown option 'gtpo.alpha9'") && Contains("gtpo.alpha1"));
   r = run({"--algo", "gtpo", "--bogus", "--in", in.string(), "--out", out});
-  CHECK_THAT(r.err, Contains("unexpected argument '--bogus'"));
+  CHECK_THAT(r.err, Contains("unknown option '--bogus'"));
   r = run({"--algo", "gtpo", "--in", (temp_dir() / "missing.jsonl").string(), "--out", out});
   CHECK(r.code == 1);
   CHECK_THAT(r.err, Contains("cannot open input file"));

@@ -50,14 +50,18 @@ TEST_CASE("policy update: positive advantages gain probability, negative ones lo
     rl::attach_tokenizer(so, tok);
     rl::RlConfig rl = rl::defaults_for(algo);
     rl.dynamic_sampling = false;
-    rl.max_new_tokens = 8;
     rl.overlong = rl::Overlong::None;
     uint64_t cursor = 0;
     rl::RolloutBatch batch = rl::collect_rollouts(m, tok, source, cursor, 3, so, rl);
     // Pretend the first two responses of each group were correct.
-    for (size_t i = 0; i < batch.items.size(); ++i) batch.items[i].verdict.correct = (i % 4) < 2;
-    for (auto& it : batch.items) it.truncated = false;
-    rl::AdvantageResult adv = rl::compute_advantages(batch.responses(), rl);
+    for (size_t i = 0; i < batch.items.size(); ++i) {
+      batch.items[i].verdict.correct = batch.responses[i].correct = (i % 4) < 2;
+      batch.items[i].truncated = batch.responses[i].truncated = false;
+    }
+    const rl::Grouping groups = batch.groups();
+    rl::BatchContext context;
+    context.groups = &groups;
+    rl::AdvantageResult adv = rl::compute_advantages(batch.responses, rl, context);
     std::vector<double> before;
     for (const auto& it : batch.items) before.push_back(sequence_logprob(m, it.sample));
     optim::AdamW adam(m.parameters(), {1e-2f, 0.9f, 0.99f, 1e-8f, 0.0f});

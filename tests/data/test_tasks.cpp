@@ -69,12 +69,12 @@ TEST_CASE("make_task: known names and clear errors", "[tasks]") {
   CHECK_THROWS_WITH(make_task("arith", {{"digits", "3"}}),
                     Contains("unknown option 'digits'") && Contains("difficulty, ops, scratchpad, test_fraction"));
   CHECK_THROWS_WITH(make_task("arith", {{"difficulty", "x"}}),
-                    Contains("task arith: option 'difficulty' must be an integer in [1, 9], got 'x'"));
+                    Contains("task arith: option 'difficulty': expected integer in [1, 9], got 'x'"));
   CHECK_THROWS_WITH(make_task("arith", {{"difficulty", "10"}}), Contains("[1, 9]"));
   CHECK_THROWS_WITH(make_task("arith", {{"difficulty", "2x"}}), Contains("got '2x'"));
   CHECK_THROWS_WITH(make_task("arith", {{"ops", "+/"}}), Contains("option 'ops' may only contain"));
   CHECK_THROWS_WITH(make_task("arith", {{"ops", ""}}), Contains("option 'ops'"));
-  CHECK_THROWS_WITH(make_task("arith", {{"scratchpad", "maybe"}}), Contains("must be true or false"));
+  CHECK_THROWS_WITH(make_task("arith", {{"scratchpad", "maybe"}}), Contains("expected true or false"));
   CHECK_THROWS_WITH(make_task("countdown", {{"difficulty", "5"}}), Contains("[1, 4]"));
   CHECK_THROWS_WITH(make_task("chain", {{"test_fraction", "1.5"}}), Contains("option 'test_fraction'"));
   CHECK_THROWS_WITH(make_task("chain", {{"ops", "+"}}), Contains("valid options: difficulty, test_fraction"));

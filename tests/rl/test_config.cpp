@@ -63,7 +63,6 @@ TEST_CASE("options parse and round-trip through their dotted keys") {
   set_rl_option(c, "grpo_s.ratio", "geo");
   set_rl_option(c, "rl.overlong", "dapo_soft");
   set_rl_option(c, "rl.overlong_buffer", "128");
-  set_rl_option(c, "sampler.max_new_tokens", "1024");
   set_rl_option(c, "rl.dual_clip", "on");
   set_rl_option(c, "rl.loss_agg", "seq-mean-token-sum");
   set_rl_option(c, "rl.dynamic_sampling", "off");
@@ -76,7 +75,6 @@ TEST_CASE("options parse and round-trip through their dotted keys") {
   CHECK(c.grpo_s.ratio == MeanKind::Geo);
   CHECK(c.overlong == Overlong::DapoSoft);
   CHECK(c.overlong_buffer == 128);
-  CHECK(c.max_new_tokens == 1024);
   CHECK(c.dual_clip == 3.0);
   CHECK(c.loss_agg == LossAgg::SeqMeanTokenSum);
   CHECK_FALSE(c.dynamic_sampling);
@@ -86,7 +84,7 @@ TEST_CASE("options parse and round-trip through their dotted keys") {
   RlConfig copy = defaults_for("grpo");
   for (const auto& [key, value] : rl_option_values(c)) set_rl_option(copy, key, value);
   CHECK(rl_option_values(copy) == rl_option_values(c));
-  CHECK(rl_option_keys().size() == rl_option_values(c).size());
+  CHECK(rl_keys().size() == rl_option_values(c).size());
 }
 
 TEST_CASE("option errors name the key and what was expected") {
@@ -96,9 +94,9 @@ TEST_CASE("option errors name the key and what was expected") {
                     Contains("unknown option 'gtpo.alpha3'") && Contains("valid keys") &&
                         Contains("gtpo.alpha1") && Contains("rl.overlong") && Contains("dapo_forking.rho"));
   CHECK_THROWS_WITH(set_rl_option(c, "gtpo.alpha1", "abc"),
-                    Contains("gtpo.alpha1") && Contains("expected a finite number") && Contains("'abc'"));
+                    Contains("gtpo.alpha1: expected number >= 0, got 'abc'"));
   CHECK_THROWS_WITH(set_rl_option(c, "gtpo.alpha1", "1.0x"), Contains("'1.0x'"));
-  CHECK_THROWS_WITH(set_rl_option(c, "gtpo.alpha2", "nan"), Contains("finite"));
+  CHECK_THROWS_WITH(set_rl_option(c, "gtpo.alpha2", "nan"), Contains("gtpo.alpha2: expected number >= 0, got 'nan'"));
   CHECK_THROWS_WITH(set_rl_option(c, "gtpo.alpha2", "-0.1"), Contains("gtpo.alpha2") && Contains(">= 0"));
   CHECK_THROWS_WITH(set_rl_option(c, "rl.overlong", "soft"),
                     Contains("rl.overlong") && Contains("none|dapo_soft|grop") && Contains("'soft'"));
@@ -110,7 +108,7 @@ TEST_CASE("option errors name the key and what was expected") {
   CHECK_THROWS_WITH(set_rl_option(c, "rl.dynamic_sampling", "maybe"),
                     Contains("rl.dynamic_sampling") && Contains("true or false"));
   CHECK_THROWS_WITH(set_rl_option(c, "rl.ppo_epochs", "0"), Contains("rl.ppo_epochs") && Contains(">= 1"));
-  CHECK_THROWS_WITH(set_rl_option(c, "rl.ppo_epochs", "1.5"), Contains("expected an integer"));
+  CHECK_THROWS_WITH(set_rl_option(c, "rl.ppo_epochs", "1.5"), Contains("expected integer"));
   CHECK_THROWS_WITH(set_rl_option(c, "rl.dual_clip", "0.5"), Contains("rl.dual_clip") && Contains("> 1"));
   CHECK_THROWS_WITH(set_rl_option(c, "rl.eps", "0"), Contains("rl.eps"));
   CHECK_THROWS_WITH(set_rl_option(c, "rl.overlong_buffer", "-3"), Contains("auto"));

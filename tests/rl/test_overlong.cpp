@@ -28,9 +28,10 @@ TEST_CASE("dapo_soft in dapo: added to r before the group z-score, buffer defaul
   batch[0] = {"q", true, false, 90, {}};
   batch[1] = {"q", true, false, 50, {}};
   CHECK_THROWS_WITH(compute_advantages(batch, cfg), Contains("sampler.max_new_tokens"));
-  set_rl_option(cfg, "sampler.max_new_tokens", "100");
-  CHECK(overlong_buffer_tokens(cfg) == 20);
-  const AdvantageResult r = compute_advantages(batch, cfg);
+  BatchContext l_max;
+  l_max.max_new_tokens = 100;
+  CHECK(overlong_buffer_tokens(cfg, l_max.max_new_tokens) == 20);
+  const AdvantageResult r = compute_advantages(batch, cfg, l_max);
   CHECK(r.responses[0].shaped[0] == Approx(0.5));  // +1 − 0.5
   CHECK(r.responses[1].shaped[0] == Approx(1.0));
   CHECK(r.responses[0].overlong_penalty == Approx(-0.5));
@@ -39,7 +40,7 @@ TEST_CASE("dapo_soft in dapo: added to r before the group z-score, buffer defaul
   CHECK(r.diagnostics.overlong_penalty_mean == Approx(-0.25));
   CHECK(r.diagnostics.overlong_penalty_min == Approx(-0.5));
   set_rl_option(cfg, "rl.overlong_buffer", "5");
-  CHECK(compute_advantages(batch, cfg).responses[0].overlong_penalty == 0.0f);
+  CHECK(compute_advantages(batch, cfg, l_max).responses[0].overlong_penalty == 0.0f);
 }
 
 TEST_CASE("GROP knee and piecewise penalty") {

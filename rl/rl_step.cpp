@@ -1,0 +1,111 @@
+#include "rl/rl_step.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "runtime/backend.h"
+
+namespace gtpo::rl {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+nlohmann::json step_metrics(int64_t step, float lr, const RlStepResult& r) {
+  const RolloutBatch& batch = r.batch;
+  double reward_sum = 0, reward_sq = 0, len_sum = 0, len_max = 0, truncated = 0, ent_sum = 0, ent_n = 0;
+  for (std::size_t i = 0; i < batch.items.size(); ++i) {
+    const RolloutItem& it = batch.items[i];
+    const double reward = it.verdict.correct ? 1.0 : 0.0;
+    reward_sum += reward;
+    reward_sq += reward * reward;
+    len_sum += static_cast<double>(it.sample.tokens.size());
+    len_max = std::max(len_max, static_cast<double>(it.sample.tokens.size()));
+    truncated += it.truncated;
+    for (float h : batch.responses[i].entropies) ent_sum += h, ent_n += 1;
+  }
+  const double n_items = std::max<double>(1.0, static_cast<double>(batch.items.size()));
+  const double reward_mean = reward_sum / n_items;
+  const Diagnostics& d = r.advantages.diagnostics;
+  const UpdateStats& up = r.update;
+  return {
+      {"step", step},
+      {"lr", lr},
+      {"accuracy",
+       batch.sampled_responses ? static_cast<double>(batch.sampled_correct) / batch.sampled_responses : 0.0},
+      {"reward_mean", reward_mean},
+      {"reward_std", std::sqrt(std::max(0.0, reward_sq / n_items - reward_mean * reward_mean))},
+      {"response_length_mean", len_sum / n_items},
+      {"response_length_max", len_max},
+      {"truncated_frac", truncated / n_items},
+      {"entropy_mean", ent_n > 0 ? ent_sum / ent_n : 0.0},
+      {"groups_sampled", batch.sampled_groups},
+      {"groups_kept", batch.kept_groups},
+      {"dropped_frac",
+       batch.sampled_groups ? 1.0 - static_cast<double>(batch.kept_groups) / batch.sampled_groups : 0.0},
+      {"resample_rounds", batch.rounds},
+      {"frac_correct_negative_adv", d.frac_correct_negative},
+      {"frac_incorrect_positive_adv", d.frac_incorrect_positive},
+      {"entropy_adv_corr", std::isnan(d.entropy_adv_corr) ? nlohmann::json() : nlohmann::json(d.entropy_adv_corr)},
+      {"overlong_penalised", d.overlong_penalised},
+      {"loss", up.loss.loss},
+      {"policy_loss", up.loss.policy_loss},
+      {"kl_loss", up.loss.kl_loss},
+      {"clip_frac_low", up.loss.clip_frac_low},
+      {"clip_frac_high", up.loss.clip_frac_high},
+      {"approx_kl", up.loss.approx_kl},
+      {"policy_entropy", up.loss.entropy_mean},
+      {"ratio_mean", up.loss.ratio_mean},
+      {"ratio_max", up.loss.ratio_max},
+      {"grad_norm", up.grad_norm},
+      {"optimizer_steps", up.optimizer_steps},
+      {"loss_tokens", up.tokens},
+      {"rollout_tokens_per_s", batch.sampler.generated_tokens / std::max(r.seconds_rollout, 1e-9)},
+      {"update_tokens_per_s", up.tokens / std::max(r.seconds_update, 1e-9)},
+      {"seconds_rollout", r.seconds_rollout},
+      {"seconds_advantages", r.seconds_advantages},
+      {"seconds_update", r.seconds_update},
+  };
+}
+
+}  // namespace
+
+UpdateOptions update_options(const RunConfig& config, const model::SamplingOptions& sampling, float lr) {
+  UpdateOptions uo;
+  uo.temperature = sampling.temperature > 0.0f ? sampling.temperature : 1.0f;  // log-probs as sampled
+  uo.grad_clip = static_cast<float>(config.optim.grad_clip);
+  uo.lr = lr;
+  uo.pad_id = sampling.pad_id;
+  return uo;
+}
+
+RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& cursor, int64_t step, float lr) {
+  RlStepResult r;
+  const model::SamplingOptions sampling = sampling_options(config.sampler, m.tokenizer, config.train.seed);
+
+  auto t = Clock::now();
+  r.batch = collect_rollouts(m.policy, m.tokenizer, m.source, cursor, config.train.prompts_per_step, sampling,
+                             config.rl);
+  r.seconds_rollout = seconds_since(t);
+
+  t = Clock::now();
+  const Grouping groups = r.batch.groups();
+  BatchContext context;
+  context.max_new_tokens = static_cast<int>(config.sampler.max_new_tokens);
+  context.groups = &groups;
+  context.groups_filtered = true;  // the rollout phase kept only informative groups (or every group)
+  r.advantages = compute_advantages(r.batch.responses, config.rl, context);
+  r.seconds_advantages = seconds_since(t);
+
+  t = Clock::now();
+  r.update = run_policy_update(m.policy, m.optimizer, r.batch, r.advantages, config.rl,
+                               update_options(config, sampling, lr), m.reference);
+  backend_for(m.policy.device()).synchronize();  // the optimiser's kernels may still be queued on a GPU
+  r.seconds_update = seconds_since(t);
+
+  r.metrics = step_metrics(step, lr, r);
+  return r;
+}
+
+}  // namespace gtpo::rl

@@ -1,0 +1,47 @@
+// One RL step, the one function the training loop, `gtpo bench --workload rlstep` and the tests call:
+// rollout (sample G responses per prompt with the old policy's log-probs and entropies) → verify →
+// dynamic sampling (rl.dynamic_sampling, done once, in the rollout phase) → shaped rewards and
+// advantages (rl.algo) → clipped policy updates (rl.ppo_epochs × mini-batches × micro-batches).
+// The per-response data flows once: the sampler's entropies move into the advantage math's Response, and
+// the groups are known by construction (G consecutive responses per prompt), never rebuilt from keys.
+#pragma once
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+#include "data/tokenizer/tokenizer.h"
+#include "model/transformer.h"
+#include "rl/advantages.h"
+#include "rl/policy_update.h"
+#include "rl/problem_source.h"
+#include "rl/rollout_phase.h"
+#include "rl/run_config.h"
+#include "runtime/optim/adamw.h"
+
+namespace gtpo::rl {
+
+// What a step reads and writes besides the config.
+struct RlStepModels {
+  model::Transformer& policy;
+  const model::Transformer* reference;  // frozen π_ref when rl.kl_coef != 0, else nullptr
+  optim::AdamW& optimizer;
+  const data::Tokenizer& tokenizer;
+  const ProblemSource& source;
+};
+
+struct RlStepResult {
+  RolloutBatch batch;
+  AdvantageResult advantages;
+  UpdateStats update;
+  double seconds_rollout = 0.0, seconds_advantages = 0.0, seconds_update = 0.0;
+  nlohmann::json metrics;  // one metrics.jsonl line (without seconds_step, which the caller times)
+};
+
+// The update options a step uses: log-probs at the sampling temperature, optim.grad_clip, LR.
+UpdateOptions update_options(const RunConfig& config, const model::SamplingOptions& sampling, float lr);
+
+// Step number STEP (1-based) at learning rate LR; advances CURSOR past every prompt it samples.
+RlStepResult rl_step(const RlStepModels& models, const RunConfig& config, uint64_t& cursor, int64_t step,
+                     float lr);
+
+}  // namespace gtpo::rl

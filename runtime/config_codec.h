@@ -1,0 +1,170 @@
+// The one way a config value is read from text and printed back, for every section of every config
+// (run configs, model sections, task options, `gtpo advantages` keys, command-line flags). A Codec knows
+// its type's name ("integer >= 0", "true|false", "a|b|c") so errors and docs say the same thing.
+// Header-only, so that data/ can use it without linking the runtime.
+#pragma once
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/error.h"
+
+namespace gtpo::config {
+
+template <typename T>
+struct Codec {
+  std::string type;                                 // for docs and errors
+  std::function<T(const std::string&)> parse;       // throws gtpo::Error "expected TYPE, got 'VALUE'"
+  std::function<std::string(const T&)> print;       // text that parse reads back to the same value
+  bool quoted = false;                              // free text: double-quoted when written as YAML
+};
+
+[[noreturn]] inline void expected(const std::string& type, const std::string& value) {
+  fail("expected ", type, ", got '", value, "'");
+}
+
+// "a, b, c".
+inline std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
+  std::string out;
+  for (const std::string& s : items) {
+    if (!out.empty()) out += sep;
+    out += s;
+  }
+  return out;
+}
+
+// Shortest text that reads back as the same double: "0.001", not "0.0010000000000000000208".
+inline std::string format_double(double v) {
+  char buf[32];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
+}
+
+// An integer in [lo, hi]; the upper bound is left out of the type text when it is the type's maximum.
+template <typename T = int64_t>
+Codec<T> integer(T lo, T hi = std::numeric_limits<T>::max()) {
+  std::string type = "integer";
+  if (hi < std::numeric_limits<T>::max())
+    type += " in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  else if (lo > std::numeric_limits<T>::lowest())
+    type += " >= " + std::to_string(lo);
+  return {type,
+          [=](const std::string& v) {
+            T x{};
+            const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+            if (v.empty() || ec != std::errc() || end != v.data() + v.size() || x < lo || x > hi) expected(type, v);
+            return x;
+          },
+          [](const T& x) { return std::to_string(x); }};
+}
+
+// A finite number in a range; an infinite bound is left out of the type text.
+inline Codec<double> number(double lo = -std::numeric_limits<double>::infinity(),
+                            double hi = std::numeric_limits<double>::infinity(), bool lo_open = false,
+                            bool hi_open = false) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::string type = "number";
+  if (lo > -inf && hi < inf) {
+    type += std::string(" in ") + (lo_open ? "(" : "[") + format_double(lo) + ", " + format_double(hi) +
+            (hi_open ? ")" : "]");
+  } else if (lo > -inf) {
+    type += std::string(lo_open ? " > " : " >= ") + format_double(lo);
+  }
+  return {type,
+          [=](const std::string& v) {
+            double x = 0;
+            const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+            const bool ok = !v.empty() && ec == std::errc() && end == v.data() + v.size() && std::isfinite(x) &&
+                            (lo_open ? x > lo : x >= lo) && (hi_open ? x < hi : x <= hi);
+            if (!ok) expected(type, v);
+            return x;
+          },
+          [](const double& x) { return format_double(x); }};
+}
+
+// Every boolean of every section is spelled alike: true/false, on/off, yes/no, 1/0, in any case (YAML and
+// Hugging Face JSON write True/true).
+inline bool parse_bool(const std::string& v) {
+  std::string lower = v;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (lower == "true" || lower == "on" || lower == "yes" || lower == "1") return true;
+  if (lower == "false" || lower == "off" || lower == "no" || lower == "0") return false;
+  fail("expected true or false (also on/off, yes/no, 1/0), got '", v, "'");
+}
+
+inline Codec<bool> boolean() {
+  return {"bool", [](const std::string& v) { return parse_bool(v); },
+          [](const bool& x) { return std::string(x ? "true" : "false"); }};
+}
+
+inline Codec<std::string> text() {
+  return {"string", [](const std::string& v) { return v; }, [](const std::string& x) { return x; }, true};
+}
+
+// One of a fixed set of words.
+template <typename E>
+Codec<E> choice(std::vector<std::pair<std::string, E>> choices) {
+  std::vector<std::string> words;
+  for (const auto& c : choices) words.push_back(c.first);
+  const std::string type = join(words, "|");
+  return {type,
+          [=](const std::string& v) {
+            for (const auto& [w, e] : choices)
+              if (v == w) return e;
+            fail("expected one of ", type, ", got '", v, "'");
+          },
+          [=](const E& x) {
+            for (const auto& [w, e] : choices)
+              if (x == e) return w;
+            return std::string("?");
+          }};
+}
+
+// One settable key of some config struct TARGET: the row a schema is made of. SECTION.NAME is how files,
+// the command line and the docs spell it.
+template <typename Target>
+struct Key {
+  std::string section;
+  std::string name;
+  std::string type;
+  std::string meaning;
+  std::function<void(Target&, const std::string&)> set;  // throws "expected TYPE, got 'VALUE'"
+  std::function<std::string(const Target&)> get;
+  bool quoted = false;
+  // The default as the docs show it when it is not the value of a default-constructed TARGET (derived
+  // defaults: "4·hidden_size", "required", ...).
+  std::string default_doc = {};
+
+  std::string dotted() const { return section + "." + name; }
+};
+
+// A row over one member of TARGET (or of a member of it) read with CODEC.
+template <typename Target, typename T>
+Key<Target> field(std::string section, std::string name, T Target::*member, const Codec<T>& codec,
+                  std::string meaning) {
+  return {std::move(section), std::move(name), codec.type, std::move(meaning),
+          [=](Target& c, const std::string& v) { c.*member = codec.parse(v); },
+          [=](const Target& c) { return codec.print(c.*member); }, codec.quoted};
+}
+template <typename Target, typename Sub, typename T>
+Key<Target> field(std::string section, std::string name, Sub Target::*sub, T Sub::*member, const Codec<T>& codec,
+                  std::string meaning) {
+  return {std::move(section), std::move(name), codec.type, std::move(meaning),
+          [=](Target& c, const std::string& v) { (c.*sub).*member = codec.parse(v); },
+          [=](const Target& c) { return codec.print((c.*sub).*member); }, codec.quoted};
+}
+
+// The rows of an inner struct re-targeted at the struct that holds it (model rows into a run config).
+template <typename Outer, typename Inner>
+Key<Outer> lift(const Key<Inner>& k, Inner Outer::*member) {
+  return {k.section, k.name, k.type, k.meaning, [=](Outer& o, const std::string& v) { k.set(o.*member, v); },
+          [=](const Outer& o) { return k.get(o.*member); }, k.quoted, k.default_doc};
+}
+
+}  // namespace gtpo::config

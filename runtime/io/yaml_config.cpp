@@ -1,0 +1,48 @@
+#include "runtime/io/yaml_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <map>
+
+#include "runtime/error.h"
+
+namespace gtpo::io {
+
+YAML::Node load_yaml(const std::string& text, const std::string& where) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    fail(where, ":", e.mark.line + 1, ":", e.mark.column + 1, ": YAML syntax error: ", e.msg);
+  }
+}
+
+std::string line_of(const std::string& where, const YAML::Node& node) {
+  const YAML::Mark m = node.Mark();
+  return m.is_null() ? where : where + ":" + std::to_string(m.line + 1);
+}
+
+std::vector<ConfigValue> read_yaml_section(const YAML::Node& mapping, const std::string& where,
+                                           const std::string& section) {
+  std::vector<ConfigValue> out;
+  if (!mapping || mapping.IsNull()) return out;
+  GTPO_CHECK(mapping.IsMap(), where, ": section '", section, "' must be a mapping of keys to values");
+  std::map<std::string, std::string> first_line;
+  for (const auto& kv : mapping) {
+    const std::string key = kv.first.Scalar();
+    const std::string at = line_of(where, kv.first);
+    const auto [seen, inserted] = first_line.emplace(key, at);
+    GTPO_CHECK(inserted, at, ": ", section, ".", key, " appears twice (first at ", seen->second,
+               "); give each key once");
+    const YAML::Node& value = kv.second;
+    std::string text;
+    if (!value.IsNull()) {
+      GTPO_CHECK(value.IsScalar(), at, ": ", section, ".", key, " must be a single value, not a ",
+                 value.IsSequence() ? "list" : "mapping");
+      text = value.Scalar();
+    }
+    out.push_back({at, section, key, text});
+  }
+  return out;
+}
+
+}  // namespace gtpo::io
