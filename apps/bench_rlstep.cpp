@@ -46,9 +46,6 @@ log:
   progress: false
 )";
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 }  // namespace
 
 nlohmann::json bench_rlstep(const Options& o) {

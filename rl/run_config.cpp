@@ -36,7 +36,9 @@ std::vector<ConfigValue> read_file_values(const std::string& text, const std::st
     if (!schema::is_section(name)) unknown_section(at, name);
     const auto [seen, inserted] = first_line.emplace(name, at);
     GTPO_CHECK(inserted, at, ": section '", name, "' appears twice (first at ", seen->second, ")");
-    for (ConfigValue& v : io::read_yaml_section(section.second, at, name)) out.push_back(std::move(v));
+    GTPO_CHECK(section.second.IsNull() || section.second.IsMap(), at, ": section '", name,
+               "' must be a mapping of keys to values");
+    for (ConfigValue& v : io::read_yaml_section(section.second, where, name)) out.push_back(std::move(v));
   }
   return out;
 }
@@ -128,7 +130,11 @@ std::optional<model::ModelConfig> build_model(const std::vector<ConfigValue>& va
 void validate(const RunConfig& c, const std::string& where) {
   GTPO_CHECK(c.task.train_file.empty() == c.task.test_file.empty(), where,
              ": task.train_file and task.test_file go together: give both or neither");
-  (void)data::make_task(c.task.name, c.task.options);  // its errors name the task and the option
+  try {
+    (void)data::make_task(c.task.name, c.task.options);  // its errors name the task and the option
+  } catch (const Error& e) {
+    fail(where, ": ", e.what());  // and this one the file
+  }
   GTPO_CHECK(c.model || !c.train.init_from.empty(), where,
              ": the model section is required unless train.init_from names a checkpoint");
   GTPO_CHECK(c.tokenizer.kind != TokenizerKind::File || !c.tokenizer.file.empty(), where,

@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -52,7 +53,7 @@ Codec<T> integer(T lo, T hi = std::numeric_limits<T>::max()) {
   std::string type = "integer";
   if (hi < std::numeric_limits<T>::max())
     type += " in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-  else if (lo > std::numeric_limits<T>::lowest())
+  else if (lo > std::numeric_limits<T>::lowest() || std::is_unsigned_v<T>)
     type += " >= " + std::to_string(lo);
   return {type,
           [=](const std::string& v) {
@@ -95,7 +96,7 @@ inline bool parse_bool(const std::string& v) {
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   if (lower == "true" || lower == "on" || lower == "yes" || lower == "1") return true;
   if (lower == "false" || lower == "off" || lower == "no" || lower == "0") return false;
-  fail("expected true or false (also on/off, yes/no, 1/0), got '", v, "'");
+  fail("expected true or false, got '", v, "' (on/off, yes/no and 1/0 work too)");
 }
 
 inline Codec<bool> boolean() {

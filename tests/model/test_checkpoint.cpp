@@ -95,7 +95,7 @@ TEST_CASE("checkpoint: corrupt, truncated and mismatched files give clear errors
     std::string cfg = io::read_file(dir + "/config.yaml");
     cfg.replace(cfg.find("hidden_size: 16"), 15, "hidden_size: abc");
     io::write_file_atomic(dir + "/config.yaml", cfg);
-    CHECK_THROWS_WITH(load_model(dir), Contains("model.hidden_size: expected an integer, got 'abc'"));
+    CHECK_THROWS_WITH(load_model(dir), Contains("model.hidden_size: expected integer >= 1, got 'abc'"));
   }
   SECTION("missing config") {
     std::filesystem::remove(dir + "/config.yaml");

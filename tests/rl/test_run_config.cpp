@@ -196,6 +196,64 @@ TEST_CASE("unknown sections and keys are errors that list the valid ones", "[con
   CHECK_THROWS_WITH(parse(kModel + "train: {steps: 1, steps: 2}\n"), Contains("train.steps appears twice"));
 }
 
+TEST_CASE("a key given twice is an error naming both lines, in every section", "[config]") {
+  CHECK_THROWS_WITH(parse("model:\n  hidden_size: 32\n  num_hidden_layers: 1\n  hidden_size: 64\n"),
+                    Contains("run.yaml:4: model.hidden_size appears twice (first at run.yaml:2)"));
+  CHECK_THROWS_WITH(parse(kModel + "task:\n  name: arith\n  difficulty: 1\n  difficulty: 2\n"),
+                    Contains("run.yaml:5: task.difficulty appears twice (first at run.yaml:4)"));
+  CHECK_THROWS_WITH(parse(kModel + "gtpo:\n  alpha1: 1\n  alpha1: 2\n"),
+                    Contains("run.yaml:4: gtpo.alpha1 appears twice (first at run.yaml:3)"));
+}
+
+TEST_CASE("a bool is spelled the same way in every section", "[config]") {
+  for (const std::string on : {"true", "on", "yes", "1", "True"}) {
+    INFO(on);
+    const RunConfig c = parse("model: {hidden_size: 32, num_hidden_layers: 1, num_attention_heads: 2, "
+                              "max_position_embeddings: 64, tie_word_embeddings: " + on + "}\n"
+                              "task: {name: arith, scratchpad: " + on + "}\nrl: {mask_truncated: " + on + "}\n"
+                              "log: {progress: " + on + "}\n");
+    CHECK(c.model->tie_word_embeddings);
+    CHECK(c.rl.mask_truncated);
+    CHECK(c.log.progress);
+    CHECK(c.task.options.get_bool("arith", "scratchpad", false));
+  }
+  const RunConfig off = parse(kModel + "task: {name: arith, scratchpad: off}\nrl: {mask_truncated: no}\n");
+  CHECK_FALSE(off.rl.mask_truncated);
+  CHECK_FALSE(off.task.options.get_bool("arith", "scratchpad", true));
+}
+
+TEST_CASE("~section.key on the command line sets the key back to its default", "[config]") {
+  const std::string yaml = kModel + "train: {steps: 7, out_dir: runs/x}\ngtpo: {alpha2: 0.5}\n";
+  CHECK(parse(yaml).train.steps == 7);
+  CHECK(parse(yaml, {split_override("~train.steps")}).train.steps == TrainSection{}.steps);
+  CHECK(parse(yaml, {split_override("~gtpo.alpha2")}).rl.gtpo.alpha2 == defaults_for("gtpo").gtpo.alpha2);
+  // An override before the unset is dropped too; one after it wins.
+  CHECK(parse(yaml, {{"train.steps", "9"}, split_override("~train.steps")}).train.steps == TrainSection{}.steps);
+  CHECK(parse(yaml, {split_override("~train.steps"), {"train.steps", "9"}}).train.steps == 9);
+  // A model key falls back to its derived default.
+  const std::string sized = "model: {hidden_size: 48, num_hidden_layers: 1, num_attention_heads: 2, "
+                            "max_position_embeddings: 64, intermediate_size: 100}\n";
+  CHECK(parse(sized, {split_override("~model.intermediate_size")}).model->intermediate_size == 128);
+  CHECK(is_override("~train.steps"));
+  CHECK_FALSE(is_override("~train"));
+  CHECK_THROWS_WITH(split_override("~train.steps=3"), Contains("takes no value"));
+  CHECK_THROWS_WITH(parse(yaml, {split_override("~bogus.steps")}), Contains("unknown section 'bogus'"));
+}
+
+TEST_CASE("task.name on the command line drops the file's options of another task, with a note", "[config]") {
+  const std::string yaml = kModel + "task: {name: arith, difficulty: 2, ops: \"+\", scratchpad: false}\n";
+  const RunConfig c = parse(yaml, {{"task.name", "chain"}});
+  CHECK(c.task.name == "chain");
+  CHECK(c.task.options.has("difficulty"));  // chain takes difficulty: kept
+  CHECK_FALSE(c.task.options.has("ops"));
+  CHECK_FALSE(c.task.options.has("scratchpad"));
+  REQUIRE(c.notes.size() == 1);
+  CHECK_THAT(c.notes[0], Contains("task.name=chain") && Contains("ops (run.yaml:2)") && Contains("scratchpad"));
+  // The same task, or an option given on the command line, is never dropped silently.
+  CHECK(parse(yaml, {{"task.name", "arith"}}).notes.empty());
+  CHECK_THROWS_WITH(parse(yaml, {{"task.name", "chain"}, {"task.ops", "+"}}), Contains("unknown option 'ops'"));
+}
+
 TEST_CASE("wrong types and bad values name section.key, the expected type and the value", "[config]") {
   CHECK_THROWS_WITH(parse(kModel + "train: {steps: ten}\n"),
                     Contains("run.yaml:2: train.steps: expected integer >= 0, got 'ten'"));
@@ -216,9 +274,9 @@ TEST_CASE("wrong types and bad values name section.key, the expected type and th
   CHECK_THROWS_WITH(parse(kModel + "train: 5\n"), Contains("section 'train' must be a mapping"));
   CHECK_THROWS_WITH(parse("- a\n- b\n"), Contains("run.yaml: a run config must be a mapping of sections"));
   CHECK_THROWS_WITH(parse(kModel + "rl: {clip_low: wide}\n"),
-                    Contains("run.yaml:2: rl.clip_low: expected a finite number, got 'wide'"));
+                    Contains("run.yaml:2: rl.clip_low: expected number in [0, 1), got 'wide'"));
   CHECK_THROWS_WITH(parse(kModel + "rl: {clip_low: 1.5}\n"),
-                    Contains("rl.clip_low: expected a number in [0, 1), got '1.5'"));
+                    Contains("rl.clip_low: expected number in [0, 1), got '1.5'"));
   CHECK_THROWS_WITH(parse(kModel, {{"gtpo.alpha1", "x"}}),
                     Contains("command line: gtpo.alpha1: expected") && Contains("got 'x'"));
 }
