@@ -7,27 +7,13 @@
 #include <cstdint>
 #include <limits>
 
+#include "runtime/exp_poly.h"
+
 namespace gtpo::cpu_math {
 
-// The shared core of both exps, for t >= -87 (and at most what the caller's 2^n can represent):
-// t = n ln2 + r; returns n and e^r, the caller applies 2^n.
-struct ExpParts {
-  float n;
-  float e_r;
-};
-inline ExpParts exp_parts(float t) {
-  const float n = (t * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest integer
-  float r = t - n * 0.693359375f;  // ln2 in two parts, so n * ln2 is exact enough
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
-  return {n, p};
-}
+// The shared core of both exps (and of the CUDA kernels' exp_any): runtime/exp_poly.h.
+using fp::ExpParts;
+using fp::exp_parts;
 
 // e^x for x <= 88 (the kernels call it with x <= 0 up to rounding), Cephes expf: x = n ln2 + r with
 // |r| <= ln2/2, e^r from a degree-7 polynomial, scaled by 2^n built in the exponent bits. Max relative
@@ -46,7 +32,7 @@ inline float exp_bounded(float x) {
 // with 2^n applied as two exact power-of-two factors so that n up to 128 (x up to ln FLT_MAX) stays finite.
 // x > 88.7228 gives +inf and x < -87 gives 0 (std::exp would return a denormal there; sigmoid and silu
 // round either to the same result). Vectorisable, unlike the scalar libm call it replaces. The CUDA
-// mirror is cuda::exp_any (runtime/cuda/cuda_elementwise_math.cuh), which must stay step for step equal.
+// cuda::exp_any (runtime/cuda/cuda_elementwise_math.cuh) shares exp_parts and applies 2^n the same way.
 inline float exp_any(float x) {
   const float t = std::min(std::max(x, -87.0f), 88.72283f);  // a NaN x is restored below
   const ExpParts e = exp_parts(t);

@@ -12,6 +12,7 @@
 
 #include "runtime/backend.h"
 #include "runtime/cuda/cuda_ieee.cuh"
+#include "runtime/exp_poly.h"
 
 #ifndef GTPO_HD
 #define GTPO_HD __host__ __device__ __forceinline__
@@ -24,8 +25,9 @@ constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/pi), as in cpu_elementw
 constexpr float kGeluA = 0.044715f;
 constexpr float kGeluA3 = 3.0f * kGeluA;  // folded at compile time on the CPU too
 
-// cpu_math::exp_any (runtime/cpu/cpu_vec_math.h) step for step, each operation rounded where the CPU
-// rounds it, so sigmoid and silu give the CPU's bits (libm's expf would differ by an ulp or so).
+// cpu_math::exp_any (runtime/cpu/cpu_vec_math.h): the same polynomial source (fp::exp_parts) and the same
+// 2^n steps, each operation rounded where the CPU rounds it, so sigmoid and silu give the CPU's bits
+// (libm's expf would differ by an ulp or so).
 GTPO_HD float bits_to_float(int32_t bits) {
 #ifdef __CUDA_ARCH__
   return __int_as_float(bits);
@@ -38,16 +40,8 @@ GTPO_HD float bits_to_float(int32_t bits) {
 GTPO_HD float exp_any(float x) {
   using namespace ieee;
   const float t = fminf(fmaxf(x, -87.0f), 88.72283f);  // a NaN x is restored below
-  const float n = sub(add(mul(t, 1.44269504088896341f), 12582912.0f), 12582912.0f);
-  float r = sub(t, mul(n, 0.693359375f));
-  r = sub(r, mul(n, -2.12194440e-4f));
-  float p = 1.9875691500e-4f;
-  p = add(mul(p, r), 1.3981999507e-3f);
-  p = add(mul(p, r), 8.3334519073e-3f);
-  p = add(mul(p, r), 4.1665795894e-2f);
-  p = add(mul(p, r), 1.6666665459e-1f);
-  p = add(mul(p, r), 5.0000001201e-1f);
-  p = add(add(mul(p, mul(r, r)), r), 1.0f);
+  const fp::ExpParts e = fp::exp_parts(t);  // the CPU's polynomial, the same source (runtime/exp_poly.h)
+  const float n = e.n, p = e.e_r;
   const int32_t ni = static_cast<int32_t>(n);
   const int32_t half = ni / 2;
   const float y = mul(mul(p, bits_to_float((half + 127) << 23)), bits_to_float((ni - half + 127) << 23));
