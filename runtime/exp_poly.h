@@ -10,7 +10,7 @@
 #ifdef __CUDACC__
 #define GTPO_HD __host__ __device__ __forceinline__
 #else
-#define GTPO_HD inline
+#define GTPO_HD inline __attribute__((always_inline))
 #endif
 #endif
 
