@@ -37,11 +37,11 @@ void KvCache::fill_groups_from(const KvCache& source, int64_t group) {
     for (const auto& [dst, src] : {std::pair{&keys[l], &source.keys[l]}, std::pair{&values[l], &source.values[l]}}) {
       const int64_t row = dst->numel() / (batch * capacity);  // kv_heads * head_dim
       Backend& be = dst->backend();
+      float* out = dst->mutable_data();
       for (int64_t b = 0; b < source.batch; ++b)
         for (int64_t g = 0; g < group; ++g)
-          be.copy_2d(dst->data() + (b * group + g) * capacity * row, row, src->data() + b * source.capacity * row,
-                     row, source.length, row, sizeof(float));
-      dst->impl()->storage->version++;
+          be.copy_2d(out + (b * group + g) * capacity * row, row, src->data() + b * source.capacity * row, row,
+                     source.length, row, sizeof(float));
     }
   }
   length = source.length;

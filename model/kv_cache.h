@@ -30,7 +30,7 @@ struct KvCache {
   // Same effect without the copy: rows r * group .. r * group + group - 1 read row r of `source` as their
   // first source.length positions (the tensors are shared, so `source` may go out of scope). Decode then
   // streams each prompt's keys and values once per group from cache instead of once per row from memory.
-  // Needs a backend whose supports_attention_prefix() is true.
+  // Needs a backend whose supports(Capability::attention_prefix) is true.
   void share_groups_from(const KvCache& source, int64_t group);
 };
 

@@ -141,14 +141,14 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
                                             /*last_only=*/true);  // [B, 1, V]
   KvCache cache = KvCache::allocate(model.config(), R, capacity, device);
   // Samples of a group read their prompt's keys and values from one shared copy where the backend can.
-  if (backend_for(device).supports_attention_prefix())
+  if (backend_for(device).supports(Capability::attention_prefix))
     cache.share_groups_from(prompt_cache, G);
   else
     cache.fill_groups_from(prompt_cache, G);
   // Each decode row starts from its prompt's last logits: [B, V] repeated G times as [B, G, V], in one
   // primitive call on the model's device (times 1.0, which is exact).
   Tensor logits = Tensor::empty({R, V}, device);
-  logits.backend().expand_axis(last_logits.data(), logits.data(), B, G, V, 1.0f);
+  logits.backend().expand_axis(last_logits.data(), logits.mutable_data(), B, G, V, 1.0f);
   logits.backend().synchronize();  // so that the prefill time is the device's, not just the launches'
   auto t1 = Clock::now();
 

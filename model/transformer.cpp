@@ -111,9 +111,8 @@ Tensor Transformer::attention(const Tensor& q, const Tensor& k, const Tensor& v,
   GTPO_CHECK(cache->length + Tn <= cache->capacity, "kv cache: ", cache->length, " cached + ", Tn,
              " new positions exceed its capacity of ", cache->capacity);
   for (const auto& [dst, src] : {std::pair{&cache->keys[index], &k}, std::pair{&cache->values[index], &v}}) {
-    dst->backend().copy_2d(dst->data() + cache->length * row, cache->capacity * row, src->data(), Tn * row, B,
-                           Tn * row, sizeof(float));
-    dst->impl()->storage->version++;
+    dst->backend().copy_2d(dst->mutable_data() + cache->length * row, cache->capacity * row, src->data(), Tn * row,
+                           B, Tn * row, sizeof(float));
   }
   if (cache->prefix_length > 0) {
     const ops::SharedPrefix prefix{cache->prefix_keys[index], cache->prefix_values[index], cache->prefix_length,

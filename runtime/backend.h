@@ -75,7 +75,7 @@ struct AttentionArgs {
   // Optional shared prefix (a group of samples decoding from one prompt): positions j < prefix_len of batch
   // entry b are read from entry b / prefix_group of prefix_k / prefix_v (rows laid out like k, entries
   // prefix_batch_stride elements apart) instead of from k / v. Forward only, and only on backends whose
-  // supports_attention_prefix() is true; ops check both.
+  // supports(Capability::attention_prefix) is true; ops check both.
   const float* prefix_k = nullptr;
   const float* prefix_v = nullptr;
   int64_t prefix_len = 0, prefix_group = 1, prefix_batch_stride = 0;
@@ -99,6 +99,11 @@ struct BackendOptions {
   // GPU: no atomics in reductions and a fixed cuBLAS workspace/algorithm, so runs repeat bit for bit on the
   // same GPU. The CPU backend is always deterministic.
   bool deterministic = true;
+};
+
+// Features a backend may or may not have (Backend::supports).
+enum class Capability {
+  attention_prefix,  // attention_forward honours AttentionArgs::prefix_* (else callers copy the prefix)
 };
 
 class Backend {
@@ -172,8 +177,9 @@ class Backend {
                     int64_t head_dim, float theta, bool inverse) = 0;
 
   // ---- attention -----------------------------------------------------------------------------
-  // Whether attention_forward honours AttentionArgs::prefix_* (otherwise callers copy the prefix instead).
-  virtual bool supports_attention_prefix() const { return false; }
+  // Optional features are asked for with supports(), one general query (as ggml's supports_op), so a new
+  // optional feature is a Capability value, not another virtual.
+  virtual bool supports(Capability capability) const { (void)capability; return false; }
   // out has q's layout; lse [batch, q_heads, q_len] is saved for backward (-inf for a query with no key).
   virtual void attention_forward(const AttentionArgs& args, const float* q, const float* k, const float* v,
                                  float* out, float* lse) = 0;
@@ -211,7 +217,12 @@ class Backend {
 // The backend for a device; throws gtpo::Error when that device is not available in this build or machine.
 Backend& backend_for(Device device);
 bool device_available(Device device);
-// Registration hook used by backends' static initialisers.
-void register_backend(Device device, Backend* backend);
+// How a backend joins: its library registers a probe (from a static initialiser), and the registry calls it
+// once, the first time that device is asked for, so CPU-only runs never initialise a GPU driver. The
+// registry knows no concrete backend; the CPU backend is always there.
+using BackendProbe = Backend* (*)();  // nullptr when the device is not usable on this machine
+void register_backend_probe(Device device, BackendProbe probe);
+// Whether a probe for DEVICE was linked into this program (a build with that backend).
+bool backend_built(Device device);
 
 }  // namespace gtpo

@@ -1,45 +1,53 @@
 #include <array>
+#include <mutex>
 
 #include "runtime/backend.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/error.h"
-#ifdef GTPO_WITH_CUDA
-#include "runtime/cuda/cuda_backend.h"
-#endif
 
 namespace gtpo {
 
 namespace {
-std::array<Backend*, 2>& registry() {
-  // The CPU backend always exists. The CUDA backend is created on first request, so CPU-only runs never
-  // initialise the CUDA driver.
-  static std::array<Backend*, 2> backends{&cpu_backend(), nullptr};
-#ifdef GTPO_WITH_CUDA
-  static const bool cuda_probed = [] {
-    if (Backend* cuda = cuda::cuda_backend_if_available()) backends[static_cast<size_t>(Device::cuda)] = cuda;
-    return true;
-  }();
-  (void)cuda_probed;
-#endif
-  return backends;
+constexpr size_t kDevices = 2;
+
+struct Registry {
+  std::array<Backend*, kDevices> backends{&cpu_backend(), nullptr};
+  std::array<BackendProbe, kDevices> probes{};
+  std::array<std::once_flag, kDevices> probed;
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+Backend* lookup(Device device) {
+  Registry& r = registry();
+  const size_t i = static_cast<size_t>(device);
+  if (r.probes[i] != nullptr) std::call_once(r.probed[i], [&] { r.backends[i] = r.probes[i](); });
+  return r.backends[i];
 }
 }  // namespace
 
-void register_backend(Device device, Backend* backend) { registry()[static_cast<size_t>(device)] = backend; }
+void register_backend_probe(Device device, BackendProbe probe) {
+  registry().probes[static_cast<size_t>(device)] = probe;
+}
 
-bool device_available(Device device) { return registry()[static_cast<size_t>(device)] != nullptr; }
+bool backend_built(Device device) {
+  return device == Device::cpu || registry().probes[static_cast<size_t>(device)] != nullptr;
+}
+
+bool device_available(Device device) { return lookup(device) != nullptr; }
 
 Backend& backend_for(Device device) {
-  Backend* backend = registry()[static_cast<size_t>(device)];
+  Backend* backend = lookup(device);
   if (!backend) {
-    if (device == Device::cuda)
-#ifdef GTPO_WITH_CUDA
+    if (device == Device::cuda && backend_built(device))
       fail("device cuda is not available: no GPU is visible to this process (check nvidia-smi, "
            "CUDA_VISIBLE_DEVICES and GTPO_DISABLE_CUDA)");
-#else
+    if (device == Device::cuda)
       fail("device cuda is not available: this build has no CUDA backend (rebuild with GTPO_CUDA=ON where "
            "nvcc is installed)");
-#endif
     fail("device ", device_name(device), " is not available");
   }
   return *backend;

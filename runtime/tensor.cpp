@@ -108,6 +108,24 @@ int32_t* Tensor::data_i32() const {
   return static_cast<int32_t*>(raw_data());
 }
 
+void* Tensor::mutable_raw_data() const {
+  void* p = raw_data();
+  impl_->storage->version++;
+  return p;
+}
+
+float* Tensor::mutable_data() const {
+  float* p = data();
+  impl_->storage->version++;
+  return p;
+}
+
+int32_t* Tensor::mutable_data_i32() const {
+  int32_t* p = data_i32();
+  impl_->storage->version++;
+  return p;
+}
+
 std::vector<float> Tensor::to_vector() const {
   std::vector<float> out(static_cast<size_t>(numel()));
   backend().copy_to_host(out.data(), data(), out.size() * sizeof(float));
@@ -164,21 +182,20 @@ Tensor Tensor::view(const Shape& new_shape) const {
 
 void Tensor::fill_(float value) const {
   GTPO_CHECK(dtype() == DType::f32, "fill_: expected an f32 tensor, got ", describe());
-  backend().fill(data(), value, numel());
-  impl_->storage->version++;
+  backend().fill(mutable_data(), value, numel());
 }
 
 void Tensor::copy_(const Tensor& src) const {
   GTPO_CHECK(src.shape() == shape() && src.dtype() == dtype(), "copy_: source ", src.describe(),
              " does not match destination ", describe());
   const size_t bytes = static_cast<size_t>(numel()) * dtype_size(dtype());
+  void* dst = mutable_raw_data();
   if (src.device() == device())
-    backend().copy(raw_data(), src.raw_data(), bytes);
+    backend().copy(dst, src.raw_data(), bytes);
   else if (src.device() == Device::cpu)
-    backend().copy_from_host(raw_data(), src.raw_data(), bytes);
+    backend().copy_from_host(dst, src.raw_data(), bytes);
   else
-    src.backend().copy_to_host(raw_data(), src.raw_data(), bytes);
-  impl_->storage->version++;
+    src.backend().copy_to_host(dst, src.raw_data(), bytes);
 }
 
 const Tensor& Tensor::set_requires_grad(bool flag) const {

@@ -73,6 +73,12 @@ class Tensor {
   std::vector<float> to_vector() const;  // copies to the host
   std::vector<int32_t> to_int_vector() const;
   float item() const;  // one-element tensors only
+  // Pointers for writing in place: each call bumps the storage's version, so a graph that saved this
+  // tensor for backward refuses to run on the overwritten values. Every in-place write outside the ops
+  // (optimiser, grad clip, KV cache, sampler) goes through these; nothing bumps a version by hand.
+  void* mutable_raw_data() const;
+  float* mutable_data() const;
+  int32_t* mutable_data_i32() const;
 
   // ---- copies and views (none of these record autograd) --------------------------------------
   Tensor to(Device device) const;

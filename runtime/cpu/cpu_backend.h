@@ -58,7 +58,7 @@ class CpuBackend final : public Backend {
   void rope(const float* x, const int32_t* positions, float* out, int64_t rows, int64_t heads, int64_t head_dim,
             float theta, bool inverse) override;
 
-  bool supports_attention_prefix() const override { return true; }
+  bool supports(Capability c) const override { return c == Capability::attention_prefix; }
   void attention_forward(const AttentionArgs& args, const float* q, const float* k, const float* v, float* out,
                          float* lse) override;
   void attention_backward(const AttentionArgs& args, const float* q, const float* k, const float* v,

@@ -130,7 +130,7 @@ Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_
   if (prefix.length > 0) {
     const Tensor& pk = prefix.keys;
     const Tensor& pv = prefix.values;
-    GTPO_CHECK(q.backend().supports_attention_prefix(), "attention_cached: the ", q.backend().name(),
+    GTPO_CHECK(q.backend().supports(Capability::attention_prefix), "attention_cached: the ", q.backend().name(),
                " backend has no shared-prefix attention; copy the prefix into the cache instead");
     GTPO_CHECK(prefix.group >= 1 && a.batch % prefix.group == 0, "attention_cached: batch ", a.batch,
                " is not a multiple of the prefix group ", prefix.group);

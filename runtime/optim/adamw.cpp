@@ -45,12 +45,11 @@ void AdamW::step(float lr) {
     const float bc1 = static_cast<float>(1.0 - std::pow(static_cast<double>(options_.beta1), t));
     const float bc2 = static_cast<float>(1.0 - std::pow(static_cast<double>(options_.beta2), t));
     const float wd = p.weight_decay ? options_.weight_decay : 0.0f;
-    p.tensor.backend().adamw_step(p.tensor.data(), grad.data(), s.exp_avg.data(), s.exp_avg_sq.data(),
-                                  p.tensor.numel(), lr, options_.beta1, options_.beta2, options_.eps, wd, bc1, bc2);
-    // In-place writes: a graph that saved the old values must now refuse to run backward.
-    p.tensor.impl()->storage->version++;
-    s.exp_avg.impl()->storage->version++;
-    s.exp_avg_sq.impl()->storage->version++;
+    // In-place writes (mutable_data bumps the versions): a graph that saved the old values must now
+    // refuse to run backward.
+    p.tensor.backend().adamw_step(p.tensor.mutable_data(), grad.data(), s.exp_avg.mutable_data(),
+                                  s.exp_avg_sq.mutable_data(), p.tensor.numel(), lr, options_.beta1, options_.beta2,
+                                  options_.eps, wd, bc1, bc2);
   }
 }
 

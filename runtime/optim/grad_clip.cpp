@@ -23,8 +23,8 @@ float clip_grad_norm(const ParameterStore& params, float max_norm) {
   for (const Parameter& p : params) {
     const Tensor grad = p.tensor.grad();
     if (!grad.defined()) continue;
-    grad.backend().unary(UnaryOp::scale, grad.data(), grad.data(), grad.numel(), coef);
-    grad.impl()->storage->version++;
+    float* g = grad.mutable_data();
+    grad.backend().unary(UnaryOp::scale, g, g, grad.numel(), coef);
   }
   return static_cast<float>(norm);
 }

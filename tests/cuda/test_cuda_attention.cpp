@@ -118,8 +118,8 @@ TEST_CASE("primitives: fused attention with GQA, cache strides, key masks and q_
 TEST_CASE("primitives: attention forward reading a shared prompt prefix (grouped decode)",
           "[cuda][primitives][attention]") {
   GTPO_CUDA_DEVICE_OR_SKIP(dev, "attention with a shared prefix");
-  if (!backend_for(dev).supports_attention_prefix()) {
-    WARN(backend_for(dev).name() << " does not read shared prefixes (supports_attention_prefix() is false): "
+  if (!backend_for(dev).supports(Capability::attention_prefix)) {
+    WARN(backend_for(dev).name() << " does not read shared prefixes (supports(Capability::attention_prefix) is false): "
                                  "the sampler copies prompts per row there; nothing to compare");
     return;
   }

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "runtime/backend.h"
 #include "runtime/ops.h"
 #include "tests/support/random.h"
 
@@ -49,6 +50,25 @@ TEST_CASE("autograd: in-place writes to saved tensors are detected", "[autograd]
   Tensor y = ops::sum_all(ops::mul(x, w));
   w.fill_(0.0f);
   CHECK_THROWS_WITH(y.backward(), Contains("modified in place after it was saved"));
+}
+
+TEST_CASE("autograd: a write through mutable_data bumps the version by itself; a read does not",
+          "[autograd][errors]") {
+  Tensor x = Tensor::from_vector({1, 2}, Shape{2}).set_requires_grad(true);
+  Tensor w = Tensor::from_vector({3, 4}, Shape{2});
+  Tensor y = ops::sum_all(ops::mul(x, w));
+  (void)w.data();  // reading never invalidates a saved tensor
+  (void)w.to_vector();
+  y.backward(Tensor(), /*retain_graph=*/true);
+  CHECK(x.grad().to_vector() == std::vector<float>{3, 4});
+  // What the optimiser, grad clip, KV cache and sampler do: write through the backend into mutable_data().
+  w.backend().fill(w.mutable_data(), 7.0f, w.numel());
+  CHECK_THROWS_WITH(y.backward(), Contains("modified in place after it was saved"));
+  // The same through a view of the storage.
+  Tensor v = Tensor::from_vector({5, 6}, Shape{2});
+  Tensor z = ops::sum_all(ops::mul(x, v));
+  (void)v.view(Shape{1, 2}).mutable_data();
+  CHECK_THROWS_WITH(z.backward(), Contains("modified in place after it was saved"));
 }
 
 TEST_CASE("autograd: non-scalar backward needs a seed, and a non-leaf cannot be marked", "[autograd][errors]") {

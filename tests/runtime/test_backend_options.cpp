@@ -28,3 +28,18 @@ TEST_CASE("backend_for(cuda) either works or says why the device is missing", "[
   }
   CHECK_THROWS_WITH(backend_for(Device::cuda), Contains("device cuda is not available"));
 }
+
+TEST_CASE("backends register themselves: a CUDA build links the CUDA probe, and asks for it only on demand",
+          "[backend]") {
+  CHECK(backend_built(Device::cpu));
+  CHECK(backend_for(Device::cpu).supports(Capability::attention_prefix));
+#ifdef GTPO_WITH_CUDA
+  // runtime/cuda/cuda_register.cpp reached the registry although the runtime library never names it.
+  CHECK(backend_built(Device::cuda));
+  if (!device_available(Device::cuda))
+    CHECK_THROWS_WITH(backend_for(Device::cuda), Contains("no GPU is visible"));
+#else
+  CHECK_FALSE(backend_built(Device::cuda));
+  CHECK_THROWS_WITH(backend_for(Device::cuda), Contains("this build has no CUDA backend"));
+#endif
+}
