@@ -11,5 +11,6 @@ int run_sample(int argc, char** argv);
 int run_sft(int argc, char** argv);
 int run_train(int argc, char** argv);
 int run_eval(int argc, char** argv);
+int run_report(int argc, char** argv);
 
 }  // namespace gtpo::apps

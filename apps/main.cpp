@@ -30,6 +30,8 @@ const std::vector<Command>& commands() {
       {"eval", "greedy accuracy, mean@k and pass@k of a checkpoint", gtpo::apps::run_eval},
       {"advantages", "shaped rewards and advantages for your own rollouts (JSONL in, JSONL out)",
        gtpo::apps::run_advantages},
+      {"report", "one self-contained HTML page of one or several runs (curves, tokens, GTPO math); --csv",
+       gtpo::apps::run_report},
       {"bench", "benchmarks side by side with scripts/bench/torch_bench.py (train, rollout, sgemm, rlstep)",
        gtpo::apps::run_bench},
   };

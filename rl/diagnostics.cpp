@@ -102,4 +102,29 @@ Diagnostics compute_diagnostics(const std::vector<Response>& batch, const Groupi
   return d;
 }
 
+double logprob_advantage_covariance(const std::vector<std::vector<float>>& logprobs,
+                                    const std::vector<ResponseResult>& results) {
+  double n = 0.0, mean_lp = 0.0, mean_a = 0.0;
+  const std::size_t responses = std::min(logprobs.size(), results.size());
+  auto for_each_token = [&](auto&& f) {
+    for (std::size_t i = 0; i < responses; ++i) {
+      const ResponseResult& r = results[i];
+      const std::size_t len = std::min({logprobs[i].size(), r.advantages.size(), r.loss_mask.size()});
+      for (std::size_t t = 0; t < len; ++t)
+        if (r.loss_mask[t]) f(static_cast<double>(logprobs[i][t]), static_cast<double>(r.advantages[t]));
+    }
+  };
+  for_each_token([&](double lp, double a) {
+    n += 1.0;
+    mean_lp += lp;
+    mean_a += a;
+  });
+  if (n < 2.0) return std::numeric_limits<double>::quiet_NaN();
+  mean_lp /= n;
+  mean_a /= n;
+  double cov = 0.0;
+  for_each_token([&](double lp, double a) { cov += (lp - mean_lp) * (a - mean_a); });
+  return cov / n;
+}
+
 }  // namespace gtpo::rl

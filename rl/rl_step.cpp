@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "rl/diagnostics.h"
 #include "runtime/backend.h"
 
 namespace gtpo::rl {
@@ -105,6 +106,10 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
   r.seconds_update = seconds_since(t);
 
   r.metrics = step_metrics(step, lr, r);
+  std::vector<std::vector<float>> old_logprobs;  // a copy per step: small next to the rollout itself
+  for (const RolloutItem& it : r.batch.items) old_logprobs.push_back(it.sample.logprobs);
+  const double cov = logprob_advantage_covariance(old_logprobs, r.advantages.responses);
+  r.metrics["logprob_adv_cov"] = std::isnan(cov) ? nlohmann::json() : nlohmann::json(cov);
   return r;
 }
 

@@ -8,6 +8,8 @@
 #include <limits>
 
 #include "model/checkpoint.h"
+#include "rl/console.h"
+#include "rl/report/run_report.h"
 #include "rl/rl_step.h"
 #include "rl/run_config_schema.h"
 #include "rl/run_log.h"
@@ -156,7 +158,7 @@ Trainer::Trainer(model::Transformer& policy, const data::Tokenizer& tokenizer, c
 }
 
 void Trainer::log_progress(const std::string& line) const {
-  if (c_.log.progress) std::fprintf(stderr, "%s\n", line.c_str());
+  if (c_.log.progress) stderr_console().line(line);
 }
 
 TrainSummary Trainer::run(bool resume) {
@@ -236,6 +238,19 @@ TrainSummary Trainer::run(bool resume) {
   const RlStepModels models{policy_, reference.get(), optimizer, tokenizer_, source_};
   double last_accuracy = progress.start_accuracy;
   bool evaluated_last = progress.step == 0;
+  const ConsoleColumns columns = console_columns(c_);
+  HealthMonitor health;
+  const auto t_loop = Clock::now();
+  const int64_t first_step = progress.step;
+  // The run's report.html, rewritten at each eval and checkpoint so that a user can watch the run; a failure
+  // to write it is reported and never stops training.
+  auto refresh_report = [&] {
+    try {
+      write_run_report(out_dir);
+    } catch (const std::exception& e) {
+      stderr_console().line(std::string("warning: could not refresh ") + out_dir + "/report.html: " + e.what());
+    }
+  };
 
   while (progress.step < c_.train.steps && !stop_requested()) {
     const int64_t step = progress.step + 1;
@@ -252,16 +267,14 @@ TrainSummary Trainer::run(bool resume) {
     progress.step = step;
     m["seconds_step"] = seconds_since(t_step);
     metrics_log.write(m);
-    char buf[320];
-    std::snprintf(buf, sizeof buf,
-                  "step %lld/%lld | acc %.3f | len %.1f | H %.3f | kept %lld/%lld | kl %.4f | clip %.3f/%.3f | "
-                  "gnorm %.3f | %.1fs (rollout %.1fs %s tok/s, update %.1fs)",
-                  static_cast<long long>(step), static_cast<long long>(c_.train.steps), m["accuracy"].get<double>(),
-                  m["response_length_mean"].get<double>(), m["entropy_mean"].get<double>(), static_cast<long long>(batch.kept_groups),
-                  static_cast<long long>(batch.sampled_groups), up.loss.approx_kl, up.loss.clip_frac_low,
-                  up.loss.clip_frac_high, up.grad_norm, m["seconds_step"].get<double>(), r.seconds_rollout,
-                  compact(m["rollout_tokens_per_s"].get<double>()).c_str(), r.seconds_update);
-    if (step % std::max<int64_t>(1, c_.log.every) == 0 || step == c_.train.steps) log_progress(buf);
+    for (const std::string& warning : health.check(step_health(r))) stderr_console().line(warning);  // always
+    if (step % std::max<int64_t>(1, c_.log.every) == 0 || step == c_.train.steps)
+      log_progress(format_step_line(m, c_.train.steps, columns));
+    if (c_.log.progress) {
+      const double per_step = seconds_since(t_loop) / static_cast<double>(step - first_step);
+      stderr_console().progress(
+          format_progress_line(m, c_.train.steps, per_step * static_cast<double>(c_.train.steps - step)));
+    }
 
     evaluated_last = false;
     if (c_.eval.every > 0 && step % c_.eval.every == 0 && step != c_.train.steps) {
@@ -271,6 +284,7 @@ TrainSummary Trainer::run(bool resume) {
     if (c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0 && step != c_.train.steps)
       summary.checkpoint = save_train_checkpoint(out_dir, policy_, tokenizer_, optimizer, reference.get(), progress,
                                                  config_yaml);
+    if (evaluated_last || (c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0)) refresh_report();
   }
   summary.interrupted = stop_requested() && progress.step < c_.train.steps;
   if (!summary.interrupted && !evaluated_last) last_accuracy = run_eval(progress.step, "after RL").greedy_accuracy;
@@ -278,7 +292,9 @@ TrainSummary Trainer::run(bool resume) {
   summary.steps = progress.step;
   summary.checkpoint =
       save_train_checkpoint(out_dir, policy_, tokenizer_, optimizer, reference.get(), progress, config_yaml);
+  refresh_report();
   log_progress("checkpoint: " + summary.checkpoint);
+  log_progress("report: " + out_dir + "/report.html (gtpo report " + out_dir + " rewrites it)");
   return summary;
 }
 

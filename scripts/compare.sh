@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Compares grpo, dapo, dapo_forking, gtpo and grpo_s with the same budget: one shared SFT warm start
 # (so every algorithm starts from the same model), then each algorithm over several seeds. Writes
-# runs/compare/table.md (mean ± std of final greedy accuracy and pass@k) and PNG plots of reward,
-# accuracy, entropy and response length over steps.
+# runs/compare/table.md (mean ± std of final greedy accuracy and pass@k), runs/compare/report.html (every
+# run's curves overlaid, their completions token by token: gtpo report) and runs/compare/metrics.csv.
 #
 # usage: scripts/compare.sh [--config FILE] [--steps N] [--seeds "0 1 2"] [--algos "grpo gtpo ..."] [--out DIR]
 set -euo pipefail
@@ -20,7 +20,7 @@ while [ $# -gt 0 ]; do
     *) echo "compare.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-bash "$root/scripts/setup.sh" --plots
+bash "$root/scripts/setup.sh"
 bash "$root/scripts/build.sh"
 gtpo="${GTPO_BUILD_DIR:-$root/build}/gtpo"
 mkdir -p "$out"
@@ -40,9 +40,9 @@ for algo in $algos; do
       train.steps="$steps" train.out_dir="$run" train.checkpoint_every=0 eval.every=0 log.progress=false
   done
 done
-# Debian's matplotlib belongs to /usr/bin/python3, which a version-managed python3 on PATH may shadow.
-py=python3
-for candidate in /usr/bin/python3 python3; do
-  if "$candidate" -c "import matplotlib" >/dev/null 2>&1; then py="$candidate"; break; fi
-done
-"$py" "$root/scripts/compare_report.py" "$out" --algos $algos --seeds $seeds
+python3 "$root/scripts/compare_report.py" "$out" --algos $algos --seeds $seeds
+runs=()
+for algo in $algos; do for seed in $seeds; do
+  [ -f "$out/$algo-s$seed/metrics.jsonl" ] && runs+=("$out/$algo-s$seed")
+done; done
+"$gtpo" report "${runs[@]}" --out "$out/report.html" --csv "$out/metrics.csv"

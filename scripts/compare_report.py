@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Summarises scripts/compare.sh runs: a markdown table of final greedy accuracy and pass@k (mean ± std over
-seeds) and PNG curves of reward, accuracy, entropy and response length over RL steps (mean over seeds).
+seeds). The curves are in the runs' HTML report (`gtpo report`, which compare.sh writes beside the table).
 
 usage: compare_report.py RUNS_DIR --algos grpo gtpo ... --seeds 0 1 2
-Reads RUNS_DIR/ALGO-sSEED/{eval.jsonl,metrics.jsonl}; writes RUNS_DIR/table.md and RUNS_DIR/*.png.
+Reads RUNS_DIR/ALGO-sSEED/{eval.jsonl,metrics.jsonl}; writes RUNS_DIR/table.md.
 """
 import argparse
 import json
@@ -31,10 +31,10 @@ def main():
     ap.add_argument("--seeds", nargs="+", required=True)
     args = ap.parse_args()
 
-    rows, curves = [], {}
+    rows = []
     pass_keys = None
     for algo in args.algos:
-        finals, starts, passes, series = [], [], {}, []
+        finals, starts, passes = [], [], {}
         for seed in args.seeds:
             run = os.path.join(args.runs, f"{algo}-s{seed}")
             if not os.path.exists(os.path.join(run, "eval.jsonl")):
@@ -47,11 +47,9 @@ def main():
             pass_keys = pass_keys or keys
             for k in keys:
                 passes.setdefault(k, []).append(evals[-1][k])
-            series.append(read_jsonl(os.path.join(run, "metrics.jsonl")))
         if not finals:
             continue
         rows.append((algo, len(finals), mean_std(starts), mean_std(finals), {k: mean_std(v) for k, v in passes.items()}))
-        curves[algo] = series
 
     lines = ["| algorithm | seeds | greedy acc. at start | final greedy acc. | " +
              " | ".join(f"final {k}" for k in pass_keys or []) + " |",
@@ -63,32 +61,6 @@ def main():
     with open(os.path.join(args.runs, "table.md"), "w") as f:
         f.write(table)
     print(table)
-
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("compare_report: matplotlib missing (scripts/setup.sh --plots): no plots", file=sys.stderr)
-        return
-    panels = [("reward_mean", "reward (kept groups)"), ("accuracy", "rollout accuracy"),
-              ("entropy_mean", "rollout entropy"), ("response_length_mean", "response length")]
-    fig, axes = plt.subplots(2, 2, figsize=(11, 7))
-    for ax, (key, title) in zip(axes.flat, panels):
-        for algo, series in curves.items():
-            steps = min(len(s) for s in series)
-            ys = [sum(s[i][key] for s in series) / len(series) for i in range(steps)]
-            # A moving average keeps the curves readable at small batch sizes.
-            w = max(1, steps // 30)
-            smooth = [sum(ys[max(0, i - w + 1):i + 1]) / len(ys[max(0, i - w + 1):i + 1]) for i in range(steps)]
-            ax.plot(range(1, steps + 1), smooth, label=algo)
-        ax.set_title(title)
-        ax.set_xlabel("RL step")
-    axes.flat[0].legend()
-    fig.tight_layout()
-    path = os.path.join(args.runs, "curves.png")
-    fig.savefig(path, dpi=100)
-    print(f"plots: {path}")
 
 
 if __name__ == "__main__":

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian packages gtpo needs. Idempotent: quiet and fast when all are present.
-#   scripts/setup.sh               build and test dependencies (what scripts/test.sh and demo.sh need)
+#   scripts/setup.sh               build and test dependencies (what scripts/test.sh and demo.sh need;
+#                                  chromium: the headless browser in which a test opens a run report)
 #   scripts/setup.sh --reference   also PyTorch and numpy (reference fixtures, benchmarks)
-#   scripts/setup.sh --plots       also matplotlib (scripts/compare.sh plots)
 set -euo pipefail
 
-packages=(build-essential cmake libeigen3-dev libyaml-cpp-dev catch2 nlohmann-json3-dev libomp-dev)
+packages=(build-essential cmake libeigen3-dev libyaml-cpp-dev catch2 nlohmann-json3-dev libomp-dev chromium)
 for arg in "$@"; do
   case "$arg" in
     --reference) packages+=(python3 python3-torch python3-numpy) ;;
-    --plots) packages+=(python3 python3-numpy python3-matplotlib) ;;
-    *) echo "setup.sh: unknown option '$arg' (valid: --reference, --plots)" >&2; exit 2 ;;
+    --plots) ;;  # accepted for old scripts: the curves are in gtpo report's HTML now, no matplotlib needed
+    *) echo "setup.sh: unknown option '$arg' (valid: --reference)" >&2; exit 2 ;;
   esac
 done
 missing=()

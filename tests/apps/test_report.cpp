@@ -1,0 +1,184 @@
+// gtpo report end to end: a short real training run, its report opened in headless Chromium (no script error,
+// the charts and the per-token view present, hover read-outs working, a screenshot saved), the CSV export, and
+// docs/metrics.md naming every key the run wrote.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "apps/commands.h"
+#include "runtime/io/atomic_file.h"
+#include "tests/support/commands.h"
+
+using namespace gtpo;
+using Catch::Matchers::Contains;
+using testing::call_command;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kConfig = R"(model:
+  architecture: llama
+  hidden_size: 32
+  num_hidden_layers: 2
+  num_attention_heads: 4
+  num_key_value_heads: 2
+  max_position_embeddings: 64
+task:
+  name: arith
+  difficulty: 1
+sampler:
+  group_size: 4
+  max_new_tokens: 16
+rl:
+  algo: gtpo
+  dynamic_sampling: false   # keep every group, so that every step logs samples
+sft:
+  steps: 3
+  batch_size: 8
+train:
+  steps: 4
+  prompts_per_step: 3
+  checkpoint_every: 2
+  sample_every: 1
+eval:
+  every: 2
+  num_problems: 6
+  k: 2
+log:
+  progress: false
+  samples: 8
+)";
+
+// A short real run in a fresh directory; returns its run directory.
+std::string train_run(const std::string& name) {
+  const std::string dir = testing::fresh_temp_dir(name);
+  io::write_file_atomic(dir + "/run.yaml", kConfig);
+  REQUIRE(call_command({"train", dir + "/run.yaml", "train.out_dir=" + dir + "/run"}, apps::run_train) == 0);
+  return dir + "/run";
+}
+
+std::vector<nlohmann::json> read_lines(const std::string& path) {
+  std::istringstream in(io::read_file(path));
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+// The headless browser: $GTPO_CHROMIUM, else chromium on PATH. Empty when there is none.
+std::string find_chromium() {
+  if (const char* env = std::getenv("GTPO_CHROMIUM"); env && *env) return env;
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "");
+  for (std::string d; std::getline(dirs, d, ':');)
+    for (const char* name : {"chromium", "chromium-browser", "google-chrome"})
+      if (!d.empty() && fs::exists(fs::path(d) / name)) return (fs::path(d) / name).string();
+  return "";
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace
+
+TEST_CASE("report: a short training run's report runs without script errors in headless Chromium", "[report][browser]") {
+  const std::string chromium = find_chromium();
+  if (chromium.empty())
+    FAIL("headless Chromium is needed to test the report page and was not found on PATH (or in $GTPO_CHROMIUM): "
+         "scripts/setup.sh installs it (Debian package chromium)");
+  const std::string run = train_run("report_browser");
+  // The trainer refreshed the report itself; gtpo report rewrites it from the same files.
+  REQUIRE(fs::exists(run + "/report.html"));
+  const std::string html = run + "/report.html";
+  REQUIRE(call_command({"report", run, "--out", html}, apps::run_report) == 0);
+
+  const std::string work = fs::path(run).parent_path().string();
+  const std::string flags = " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run"
+                            " --hide-scrollbars --user-data-dir=" + shell_quote(work + "/chromium-profile") +
+                            " --virtual-time-budget=10000";
+  const std::string url = shell_quote("file://" + fs::absolute(html).string() + "#selftest");
+  const std::string dom_file = work + "/dom.html", log_file = work + "/chromium.log";
+  const std::string dump = "timeout 180 " + shell_quote(chromium) + flags + " --enable-logging=stderr --v=0 --dump-dom " +
+                           url + " > " + shell_quote(dom_file) + " 2> " + shell_quote(log_file);
+  INFO(dump);
+  REQUIRE(std::system(dump.c_str()) == 0);
+  const std::string dom = io::read_file(dom_file), log = io::read_file(log_file);
+  INFO("chromium log:\n" << log);
+  CHECK_THAT(log, !Contains("Uncaught"));
+  CHECK_THAT(dom, !Contains("class=\"script-error\""));
+  CHECK_THAT(dom, Contains("data-status=\"ok\""));
+  CHECK_THAT(dom, Contains("data-selftest=\"chart-hover-ok\""));
+  CHECK_THAT(dom, Contains("data-selftest-token=\"token-hover-ok\""));
+  for (const char* chart : {"reward", "accuracy", "eval", "entropy", "length", "truncated", "kept", "clip", "kl",
+                            "grad_norm", "lr", "time", "dh-profile", "adv-decile", "adv-hist", "cov"}) {
+    INFO("chart " << chart);
+    CHECK_THAT(dom, Contains(std::string("data-chart=\"") + chart + "\""));
+  }
+  const std::size_t eval_chart = dom.find("data-chart=\"eval\"");  // its curves were drawn
+  CHECK(dom.find("<path d=\"M", eval_chart) < dom.find("data-chart=", eval_chart + 1));
+  CHECK_THAT(dom, Contains("id=\"token-group\""));
+  std::size_t tokens = 0;
+  for (std::size_t at = 0; (at = dom.find("class=\"tok", at)) != std::string::npos; ++at) ++tokens;
+  CHECK(tokens >= 8);
+  CHECK_THAT(dom, Contains("data-table=\"eval\""));
+  CHECK_THAT(dom, Contains("algo: gtpo"));
+
+  const std::string shot = std::string(GTPO_BINARY_DIR) + "/report-screenshot.png";
+  fs::remove(shot);
+  const std::string screenshot = "timeout 180 " + shell_quote(chromium) + flags + " --window-size=1400,1800 --screenshot=" +
+                                 shell_quote(shot) + " " + shell_quote("file://" + fs::absolute(html).string()) +
+                                 " > /dev/null 2>&1";
+  REQUIRE(std::system(screenshot.c_str()) == 0);
+  REQUIRE(fs::exists(shot));
+  CHECK(fs::file_size(shot) > 20000);  // a rendered page, not a blank one
+  WARN("screenshot of the report: " << shot);
+}
+
+TEST_CASE("report: --csv writes metrics and eval per step; bad arguments are clear errors", "[report]") {
+  const std::string run = train_run("report_csv_cmd");
+  const std::string csv_path = fs::path(run).parent_path().string() + "/metrics.csv";
+  REQUIRE(call_command({"report", run, "--csv", csv_path}, apps::run_report) == 0);
+  std::istringstream csv(io::read_file(csv_path));
+  std::string header, line;
+  std::getline(csv, header);
+  CHECK(header.rfind("run,step,", 0) == 0);
+  CHECK_THAT(header, Contains(",accuracy,") && Contains(",eval/greedy_accuracy"));
+  std::vector<std::string> rows;
+  while (std::getline(csv, line)) rows.push_back(line);
+  CHECK(rows.size() == 5);  // eval at step 0, then steps 1..4
+  CHECK(rows.front().rfind("run,0,", 0) == 0);
+  CHECK_FALSE(fs::exists(run + "/report.html.tmp"));
+  CHECK_THROWS_WITH(call_command({"report"}, apps::run_report), Contains("give at least one RUN_DIR"));
+  CHECK_THROWS_WITH(call_command({"report", run + "/missing"}, apps::run_report), Contains("is not a directory"));
+}
+
+TEST_CASE("report: docs/metrics.md documents every key of metrics.jsonl, eval.jsonl, samples.jsonl and sft.jsonl",
+          "[report][docs]") {
+  const std::string run = train_run("report_docs");
+  const std::string doc = io::read_file(std::string(GTPO_SOURCE_DIR) + "/docs/metrics.md");
+  for (const char* file : {"metrics.jsonl", "eval.jsonl", "samples.jsonl", "sft.jsonl"}) {
+    const std::string heading = std::string("## `") + file + "`";
+    const std::size_t at = doc.find(heading);
+    INFO("docs/metrics.md section " << heading);
+    REQUIRE(at != std::string::npos);
+    const std::string section = doc.substr(at, doc.find("\n## ", at + 1) - at);
+    std::set<std::string> keys;
+    for (const nlohmann::json& line : read_lines(run + "/" + file))
+      for (const auto& [k, v] : line.items()) keys.insert(k);
+    REQUIRE(!keys.empty());
+    for (std::string key : keys) {
+      key = std::regex_replace(key, std::regex("^pass@[0-9]+$"), "pass@k");
+      key = std::regex_replace(key, std::regex("^rewards/[^/]+/"), "rewards/NAME/");
+      INFO("key " << key);
+      CHECK_THAT(section, Contains("| `" + key + "` |"));
+    }
+  }
+}
