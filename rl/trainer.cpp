@@ -139,9 +139,10 @@ std::vector<RunKey> schema::log_keys() {
   using config::field;
   return {
       field("log", "every", &RunConfig::log, &LogSection::every, config::integer<int64_t>(1),
-            "print a progress line every this many RL steps (metrics.jsonl always has every step)"),
+            "print a full step line every this many RL steps (metrics.jsonl always has every step); on a terminal a "
+            "line updated in place shows every step"),
       field("log", "progress", &RunConfig::log, &LogSection::progress, config::boolean(),
-            "show a progress line during long phases"),
+            "print progress (step lines, the in-place line, eval results); warnings are printed regardless"),
       field("log", "samples", &RunConfig::log, &LogSection::samples, config::integer<int64_t>(0),
             "completions logged at each train.sample_every step"),
   };

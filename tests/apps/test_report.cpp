@@ -142,7 +142,7 @@ TEST_CASE("report: a short training run's report runs without script errors in h
   WARN("screenshot of the report: " << shot);
 }
 
-TEST_CASE("report: --csv writes metrics and eval per step; bad arguments are clear errors", "[report]") {
+TEST_CASE("report: --csv writes metrics and eval per step, and bad arguments are clear errors", "[report]") {
   const std::string run = train_run("report_csv_cmd");
   const std::string csv_path = fs::path(run).parent_path().string() + "/metrics.csv";
   REQUIRE(call_command({"report", run, "--csv", csv_path}, apps::run_report) == 0);

@@ -100,7 +100,7 @@ TEST_CASE("console: the progress line has the step, the percentage and the ETA",
   CHECK(format_duration(std::nan("")) == "?");
 }
 
-TEST_CASE("console: not a terminal gets only full lines; a terminal gets the line rewritten in place", "[console]") {
+TEST_CASE("console: not a terminal gets only full lines, a terminal gets the line rewritten in place", "[console]") {
   std::FILE* plain = std::tmpfile();
   REQUIRE(plain != nullptr);
   Console file_console(plain, false);
