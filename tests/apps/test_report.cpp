@@ -98,6 +98,7 @@ TEST_CASE("report: a short training run's report runs without script errors in h
   // The trainer refreshed the report itself; gtpo report rewrites it from the same files.
   REQUIRE(fs::exists(run + "/report.html"));
   const std::string html = run + "/report.html";
+  CHECK_THAT(io::read_file(html), Contains("\"step\":[1,2,3,4]"));  // written after the last step
   REQUIRE(call_command({"report", run, "--out", html}, apps::run_report) == 0);
 
   const std::string work = fs::path(run).parent_path().string();
