@@ -285,7 +285,9 @@ TrainSummary Trainer::run(bool resume) {
     if (c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0 && step != c_.train.steps)
       summary.checkpoint = save_train_checkpoint(out_dir, policy_, tokenizer_, optimizer, reference.get(), progress,
                                                  config_yaml);
-    if (evaluated_last || (c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0)) refresh_report();
+    if (step != c_.train.steps &&  // the last step's report is written after the final eval
+        (evaluated_last || (c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0)))
+      refresh_report();
   }
   summary.interrupted = stop_requested() && progress.step < c_.train.steps;
   if (!summary.interrupted && !evaluated_last) last_accuracy = run_eval(progress.step, "after RL").greedy_accuracy;
