@@ -30,6 +30,12 @@ std::string report_csv(const std::vector<nlohmann::json>& runs) {
       for (const auto& [k, v] : row.items())
         if (k != "step" && seen_e.insert(k).second) eval_keys.push_back(k);
   }
+  // The run column: the directory's name, or its path where two runs share a name (a/run, b/run).
+  std::map<std::string, int> name_count;
+  for (const nlohmann::json& run : runs) ++name_count[run["name"].get<std::string>()];
+  auto label = [&](const nlohmann::json& run) {
+    return name_count[run["name"].get<std::string>()] > 1 ? run["dir"] : run["name"];
+  };
   std::ostringstream out;
   out << "run,step";
   for (const std::string& k : metric_keys) out << ',' << csv_cell(k);
@@ -48,7 +54,7 @@ std::string report_csv(const std::vector<nlohmann::json>& runs) {
     for (const auto& [s, i] : metric_row) all.insert(s);
     for (const auto& [s, r] : eval_row) all.insert(s);
     for (int64_t s : all) {
-      out << csv_cell(run["name"]) << ',' << s;
+      out << csv_cell(label(run)) << ',' << s;
       auto m = metric_row.find(s);
       for (const std::string& k : metric_keys) {
         out << ',';

@@ -102,3 +102,13 @@ TEST_CASE("report: CSV has a row per step with metrics and eval columns side by 
   CHECK(csv == "run,step,accuracy,entropy_adv_corr,rewards/format/mean,a_new_key,eval/greedy_accuracy,eval/pass@2\n" +
                    name + ",0,,,,,0.1,0.3\n" + name + ",1,0.25,,0.5,,,\n" + name + ",2,0.5,,,3,0.2,0.4\n");
 }
+
+TEST_CASE("report: CSV tells apart runs whose directories share a name", "[report]") {
+  const std::string root = testing::fresh_temp_dir("report_csv_names");
+  for (const char* parent : {"/a", "/b"}) {
+    std::filesystem::create_directories(root + parent + "/run");
+    io::write_file_atomic(root + parent + "/run/metrics.jsonl", "{\"step\":1,\"accuracy\":0.5}\n");
+  }
+  const std::string csv = rl::report_csv({rl::load_run(root + "/a/run"), rl::load_run(root + "/b/run")});
+  CHECK(csv == "run,step,accuracy\n" + root + "/a/run,1,0.5\n" + root + "/b/run,1,0.5\n");
+}
