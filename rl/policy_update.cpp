@@ -4,6 +4,7 @@
 
 #include "rl/loss_aggregation.h"
 #include "rl/sequence_batch.h"
+#include "runtime/dist/gradients.h"
 #include "runtime/error.h"
 #include "runtime/ops.h"
 #include "runtime/optim/grad_clip.h"
@@ -36,15 +37,49 @@ void accumulate(PolicyLossMetrics& total, const PolicyLossMetrics& m) {
   total.tokens += m.tokens;
 }
 
+// Every rank's per-micro-batch metrics of one mini-batch, in micro-batch order (ranks hold contiguous
+// blocks of micro-batches), so that every rank accumulates them exactly as one process would.
+std::vector<PolicyLossMetrics> gather_metrics(dist::Communicator& comm, const std::vector<PolicyLossMetrics>& mine) {
+  if (comm.size() == 1) return mine;
+  dist::ByteWriter w;
+  w.put_vector(mine);
+  std::vector<PolicyLossMetrics> all;
+  for (const std::vector<uint8_t>& part : comm.allgather(w.bytes(), "loss metrics")) {
+    dist::ByteReader r(part);
+    for (const PolicyLossMetrics& m : r.get_vector<PolicyLossMetrics>()) all.push_back(m);
+  }
+  return all;
+}
+
+// The clip statuses of the items other ranks computed (samples.jsonl shows them).
+void gather_clip(dist::Communicator& comm, const std::vector<uint8_t>& computed_here, std::vector<ClipStatus>& clip) {
+  if (comm.size() == 1) return;
+  dist::ByteWriter w;
+  for (std::size_t i = 0; i < clip.size(); ++i) {
+    if (!computed_here[i]) continue;
+    w.put<uint64_t>(i);
+    w.put_vector(clip[i]);
+  }
+  for (const std::vector<uint8_t>& part : comm.allgather(w.bytes(), "clip statuses")) {
+    dist::ByteReader r(part);
+    while (!r.done()) {
+      const uint64_t i = r.get<uint64_t>();
+      GTPO_CHECK(i < clip.size(), "clip statuses: item ", i, " out of range");
+      clip[i] = r.get_vector<uint8_t>();
+    }
+  }
+}
+
 }  // namespace
 
 UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimizer, const RolloutBatch& batch,
                               const AdvantageResult& adv, const RlConfig& rl, const UpdateOptions& options,
-                              const model::Transformer* reference) {
+                              const model::Transformer* reference, dist::Communicator& comm) {
   UpdateStats stats;
   const int64_t G = std::max<int64_t>(batch.group_size, 1);
   const int64_t groups = static_cast<int64_t>(batch.items.size()) / G;
   stats.clip.resize(batch.items.size());
+  std::vector<uint8_t> computed_here(batch.items.size(), 0);
   if (groups == 0) return stats;
   const int64_t per_mini = rl.mini_batch_prompts > 0 ? rl.mini_batch_prompts : groups;
   const bool entropy_needed = rl.entropy_coef != 0.0;
@@ -71,7 +106,12 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
         const model::Sample& s = batch.items[static_cast<size_t>(item)].sample;
         lengths.push_back(static_cast<int64_t>(s.prompt_tokens.size() + s.tokens.size()));
       }
-      for (const auto& [a0, a1] : micro_batches(lengths, rl.micro_batch_tokens)) {
+      // With several ranks, the micro-batches one process would run are dealt out in contiguous blocks.
+      const auto micro = micro_batches(lengths, rl.micro_batch_tokens);
+      const dist::Share share = dist::share_of(static_cast<int64_t>(micro.size()), comm.rank(), comm.size());
+      std::vector<PolicyLossMetrics> micro_metrics;
+      for (int64_t mb = share.first; mb < share.last; ++mb) {
+        const auto [a0, a1] = micro[static_cast<size_t>(mb)];
         std::vector<std::vector<int32_t>> seqs;
         for (size_t a = a0; a < a1; ++a) {
           const model::Sample& s = batch.items[static_cast<size_t>(active[a])].sample;
@@ -115,23 +155,27 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
         // Detached entropies still feed the entropy metric when there is no entropy bonus.
         Tensor loss = policy_loss(lp_ent.logprob, entropy_needed ? lp_ent.entropy : lp_ent.entropy.detach(), in, rl, &m, &clip);
         loss.backward();
-        accumulate(stats.loss, m);
+        micro_metrics.push_back(m);
         for (size_t a = a0; a < a1; ++a) {
           const int64_t item = active[a], row = static_cast<int64_t>(a - a0);
           const model::Sample& s = batch.items[static_cast<size_t>(item)].sample;
           const int64_t p = static_cast<int64_t>(s.prompt_tokens.size());
+          computed_here[static_cast<size_t>(item)] = 1;
           ClipStatus& out = stats.clip[static_cast<size_t>(item)];
           out.assign(s.tokens.size(), 0);
           for (size_t t = 0; t < s.tokens.size(); ++t)
             out[t] = clip[static_cast<size_t>(pb.predicting(row, p + static_cast<int64_t>(t)))];
         }
       }
+      for (const PolicyLossMetrics& m : gather_metrics(comm, micro_metrics)) accumulate(stats.loss, m);
+      dist::allreduce_gradients(comm, policy.parameters());  // before the norm: every rank clips the sum
       stats.grad_norm = optim::clip_grad_norm(policy.parameters(), options.grad_clip);
       optimizer.step(options.lr);
       policy.parameters().zero_grad();
       stats.optimizer_steps++;
     }
   }
+  gather_clip(comm, computed_here, stats.clip);
   const double w = static_cast<double>(std::max<int64_t>(stats.loss.tokens, 1));
   PolicyLossMetrics& l = stats.loss;
   l.clip_frac_low /= w;

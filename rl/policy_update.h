@@ -9,6 +9,7 @@
 #include "rl/policy_loss.h"
 #include "rl/rollout.h"
 #include "rl/rollout_phase.h"
+#include "runtime/dist/communicator.h"
 #include "runtime/optim/adamw.h"
 
 namespace gtpo::rl {
@@ -28,8 +29,13 @@ struct UpdateStats {
   std::vector<ClipStatus> clip;  // per item of the batch, from the last epoch
 };
 
+// With several ranks (COMM; every rank holds the whole batch and its advantages), each rank back-propagates
+// a contiguous block of the micro-batches one process would run; the loss normalisers span the whole
+// mini-batch as they do in one process, gradients are summed over ranks before clipping, and the metrics
+// are accumulated in micro-batch order on every rank (docs/distributed.md).
 UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimizer, const RolloutBatch& batch,
                               const AdvantageResult& advantages, const RlConfig& rl, const UpdateOptions& options,
-                              const model::Transformer* reference = nullptr);
+                              const model::Transformer* reference = nullptr,
+                              dist::Communicator& comm = dist::single_process());
 
 }  // namespace gtpo::rl

@@ -87,7 +87,7 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
 
   auto t = Clock::now();
   r.batch = collect_rollouts(m.policy, m.tokenizer, m.source, cursor, config.train.prompts_per_step, sampling,
-                             config.rl);
+                             config.rl, m.comm);
   r.seconds_rollout = seconds_since(t);
 
   t = Clock::now();
@@ -96,12 +96,14 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
   context.max_new_tokens = static_cast<int>(config.sampler.max_new_tokens);
   context.groups = &groups;
   context.groups_filtered = true;  // the rollout phase kept only informative groups (or every group)
+  // Every rank holds the whole batch (gathered by the rollout phase), so group and batch scopes (rl.*,
+  // gtpo.scope) are computed on it unchanged, identically on every rank.
   r.advantages = compute_advantages(r.batch.responses, config.rl, context);
   r.seconds_advantages = seconds_since(t);
 
   t = Clock::now();
   r.update = run_policy_update(m.policy, m.optimizer, r.batch, r.advantages, config.rl,
-                               update_options(config, sampling, lr), m.reference);
+                               update_options(config, sampling, lr), m.reference, m.comm);
   backend_for(m.policy.device()).synchronize();  // the optimiser's kernels may still be queued on a GPU
   r.seconds_update = seconds_since(t);
 

@@ -16,6 +16,7 @@
 #include "rl/problem_source.h"
 #include "rl/rollout_phase.h"
 #include "rl/run_config.h"
+#include "runtime/dist/communicator.h"
 #include "runtime/optim/adamw.h"
 
 namespace gtpo::rl {
@@ -27,6 +28,8 @@ struct RlStepModels {
   optim::AdamW& optimizer;
   const data::Tokenizer& tokenizer;
   const ProblemSource& source;
+  // The ranks of a data-parallel run (docs/distributed.md); every rank returns the same result.
+  dist::Communicator& comm = dist::single_process();
 };
 
 struct RlStepResult {

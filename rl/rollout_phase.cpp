@@ -33,30 +33,110 @@ Grouping RolloutBatch::groups() const {
   return g;
 }
 
+namespace {
+
+// One prompt group as the ranks exchange it: what the update, the metrics and samples.jsonl read.
+void put_group(dist::ByteWriter& w, const std::vector<RolloutItem>& group) {
+  w.put<uint64_t>(group.size());
+  for (const RolloutItem& it : group) {
+    w.put(it.problem_index);
+    w.put(it.sample.prompt_id);
+    w.put(it.sample.sample_index);
+    w.put_vector(it.sample.prompt_tokens);
+    w.put_vector(it.sample.tokens);
+    w.put_vector(it.sample.logprobs);
+    w.put_vector(it.sample.entropies);
+    w.put(it.sample.finish);
+    w.put_string(it.completion);
+    w.put<uint8_t>(it.verdict.correct);
+    w.put<uint8_t>(it.verdict.well_formed);
+    w.put<uint8_t>(it.verdict.has_answer);
+    w.put_string(it.verdict.extracted);
+    w.put<uint8_t>(it.truncated);
+  }
+}
+
+std::vector<RolloutItem> get_group(dist::ByteReader& r, const ProblemSource& source) {
+  std::vector<RolloutItem> group(r.get<uint64_t>());
+  for (RolloutItem& it : group) {
+    it.problem_index = r.get<uint64_t>();
+    it.problem = source.train(it.problem_index);  // deterministic: cheaper to look up than to send
+    it.sample.prompt_id = r.get<uint64_t>();
+    it.sample.sample_index = r.get<int64_t>();
+    it.sample.prompt_tokens = r.get_vector<int32_t>();
+    it.sample.tokens = r.get_vector<int32_t>();
+    it.sample.logprobs = r.get_vector<float>();
+    it.sample.entropies = r.get_vector<float>();
+    it.sample.finish = r.get<model::FinishReason>();
+    it.completion = r.get_string();
+    it.verdict.correct = r.get<uint8_t>();
+    it.verdict.well_formed = r.get<uint8_t>();
+    it.verdict.has_answer = r.get<uint8_t>();
+    it.verdict.extracted = r.get_string();
+    it.truncated = r.get<uint8_t>();
+  }
+  return group;
+}
+
+// Every rank's groups of one round, in rank order, i.e. in prompt order; sampler counters summed.
+std::vector<std::vector<RolloutItem>> gather_groups(dist::Communicator& comm, const ProblemSource& source,
+                                                    std::vector<std::vector<RolloutItem>> mine,
+                                                    model::SamplerStats& stats) {
+  if (comm.size() == 1) return mine;
+  dist::ByteWriter w;
+  w.put(stats);
+  w.put<uint64_t>(mine.size());
+  for (const auto& group : mine) put_group(w, group);
+  std::vector<std::vector<RolloutItem>> all;
+  model::SamplerStats total;
+  for (const std::vector<uint8_t>& part : comm.allgather(w.bytes(), "rollouts")) {
+    dist::ByteReader r(part);
+    const auto s = r.get<model::SamplerStats>();
+    total.prefill_tokens += s.prefill_tokens;
+    total.generated_tokens += s.generated_tokens;
+    total.prefill_seconds += s.prefill_seconds;
+    total.decode_seconds += s.decode_seconds;
+    total.kv_cache_bytes += s.kv_cache_bytes;
+    const uint64_t n = r.get<uint64_t>();
+    for (uint64_t g = 0; g < n; ++g) all.push_back(get_group(r, source));
+  }
+  stats = total;
+  return all;
+}
+
+}  // namespace
+
 RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Tokenizer& tokenizer,
                               const ProblemSource& source, uint64_t& cursor, int64_t prompts,
-                              const model::SamplingOptions& sampling, const RlConfig& rl) {
+                              const model::SamplingOptions& sampling, const RlConfig& rl, dist::Communicator& comm) {
   GTPO_CHECK(prompts > 0, "rollouts: prompts per step must be positive");
   RolloutBatch batch;
   batch.group_size = sampling.group_size;
   const int64_t G = sampling.group_size;
   const int64_t max_rounds = rl.dynamic_sampling ? std::max(1, rl.max_resample_rounds + 1) : 1;
   while (batch.kept_groups < prompts && batch.rounds < max_rounds) {
+    // Every rank advances the cursor past the whole round and samples its contiguous share of its prompts;
+    // the gather below gives every rank the round's groups in prompt order, as one process would see them.
     const int64_t wanted = prompts - batch.kept_groups;
+    const dist::Share share = dist::share_of(wanted, comm.rank(), comm.size());
+    const int64_t mine = share.last - share.first;
     std::vector<model::PromptInput> inputs;
     std::vector<data::Problem> problems;
     std::vector<uint64_t> indices;
-    for (int64_t p = 0; p < wanted; ++p) {
-      const uint64_t index = cursor++;
+    for (int64_t p = 0; p < mine; ++p) {
+      const uint64_t index = cursor + static_cast<uint64_t>(share.first + p);
       problems.push_back(source.train(index));
       indices.push_back(index);
       inputs.push_back({index, tokenizer.encode(problems.back().prompt)});
     }
-    std::vector<model::Sample> samples = model::sample_groups(policy, inputs, sampling, &batch.sampler);
+    cursor += static_cast<uint64_t>(wanted);
+    model::SamplerStats round_stats;
+    std::vector<model::Sample> samples;
+    if (!inputs.empty()) samples = model::sample_groups(policy, inputs, sampling, &round_stats);
     batch.rounds++;
-    for (int64_t p = 0; p < wanted; ++p) {
-      std::vector<RolloutItem> group;
-      int correct = 0;
+    std::vector<std::vector<RolloutItem>> groups;
+    for (int64_t p = 0; p < mine; ++p) {
+      std::vector<RolloutItem>& group = groups.emplace_back();
       for (int64_t g = 0; g < G; ++g) {
         RolloutItem it;
         it.problem_index = indices[static_cast<size_t>(p)];
@@ -66,9 +146,18 @@ RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Toke
         it.completion = decode_completion(tokenizer, it.sample.tokens);
         it.verdict = source.check(it.problem, it.completion);
         if (it.truncated) it.verdict.correct = false;  // spec: a truncated response is incorrect
-        correct += it.verdict.correct ? 1 : 0;
         group.push_back(std::move(it));
       }
+    }
+    groups = gather_groups(comm, source, std::move(groups), round_stats);
+    batch.sampler.prefill_tokens += round_stats.prefill_tokens;
+    batch.sampler.generated_tokens += round_stats.generated_tokens;
+    batch.sampler.prefill_seconds += round_stats.prefill_seconds;
+    batch.sampler.decode_seconds += round_stats.decode_seconds;
+    batch.sampler.kv_cache_bytes = round_stats.kv_cache_bytes;  // the last round's, as the sampler reports it
+    for (std::vector<RolloutItem>& group : groups) {
+      int correct = 0;
+      for (const RolloutItem& it : group) correct += it.verdict.correct ? 1 : 0;
       batch.sampled_groups++;
       batch.sampled_responses += G;
       batch.sampled_correct += correct;

@@ -12,6 +12,7 @@
 #include "rl/problem_source.h"
 #include "rl/rl_config.h"
 #include "rl/rollout.h"
+#include "runtime/dist/communicator.h"
 
 namespace gtpo::rl {
 
@@ -43,10 +44,13 @@ struct RolloutBatch {
   Grouping groups() const;
 };
 
-// Advances `cursor` past every prompt it samples.
+// Advances `cursor` past every prompt it samples. With several ranks (COMM), each rank samples and verifies
+// a contiguous share of every round's prompts and the groups are gathered, so every rank returns the batch
+// one process would (dynamic sampling's kept count and refill decided on the whole round).
 RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Tokenizer& tokenizer,
                               const ProblemSource& source, uint64_t& cursor, int64_t prompts,
-                              const model::SamplingOptions& sampling, const RlConfig& rl);
+                              const model::SamplingOptions& sampling, const RlConfig& rl,
+                              dist::Communicator& comm = dist::single_process());
 
 // Generation options a tokenizer implies (end-of-sequence, padding, decoding for stop strings).
 void attach_tokenizer(model::SamplingOptions& sampling, const data::Tokenizer& tokenizer);

@@ -132,6 +132,11 @@ std::vector<RunKey> schema::train_keys() {
             "GEMM (and GPU attention) inputs: fp32 exact; tf32 and bf16 round inputs for speed (device cuda only)"),
       field("train", "deterministic", &RunConfig::train, &TrainSection::deterministic, config::boolean(),
             "cuda: bitwise-repeatable kernels and cuBLAS at some speed cost; the CPU is always deterministic"),
+      // Read by apps/cmd_train.cpp, which builds the communicator the trainer gets.
+      field("train", "collective_timeout_s", &RunConfig::train, &TrainSection::collective_timeout_s,
+            config::number(0, std::numeric_limits<double>::infinity()),
+            "mpirun runs: a rank waiting this long for the others (one died or hangs) aborts the job; must exceed "
+            "rank 0's eval and checkpoint time; 0 = wait forever (docs/distributed.md)"),
   };
 }
 
@@ -152,21 +157,22 @@ void request_stop() { g_stop = true; }
 bool stop_requested() { return g_stop.load(); }
 
 Trainer::Trainer(model::Transformer& policy, const data::Tokenizer& tokenizer, const ProblemSource& source,
-                 const RunConfig& config)
-    : policy_(policy), tokenizer_(tokenizer), source_(source), c_(config) {
+                 const RunConfig& config, dist::Communicator& comm)
+    : policy_(policy), tokenizer_(tokenizer), source_(source), c_(config), comm_(comm) {
   GTPO_CHECK(c_.sampler.group_size >= 2 || !c_.rl.dynamic_sampling,
              "sampler.group_size must be at least 2 with dynamic sampling (a group of one is never kept)");
 }
 
 void Trainer::log_progress(const std::string& line) const {
-  if (c_.log.progress) stderr_console().line(line);
+  if (c_.log.progress && comm_.writer()) stderr_console().line(line);
 }
 
 TrainSummary Trainer::run(bool resume) {
   namespace fs = std::filesystem;
   const std::string& out_dir = c_.train.out_dir;
   const std::string config_yaml = resolved_config_yaml(c_);
-  fs::create_directories(out_dir);
+  const bool writer = comm_.writer();  // rank 0 of a data-parallel run; the other ranks write nothing
+  if (writer) fs::create_directories(out_dir);
   TrainSummary summary;
   optim::AdamW optimizer(policy_.parameters(), adam_options(c_.optim));
   std::unique_ptr<model::Transformer> reference;
@@ -183,15 +189,18 @@ TrainSummary Trainer::run(bool resume) {
     GTPO_CHECK(progress.seed == c_.train.seed, "--resume: the checkpoint was trained with train.seed ", progress.seed,
                " but the config says ", c_.train.seed);
     log_progress("resumed from " + *latest + " at step " + std::to_string(progress.step));
-  } else {
+  } else if (writer) {
     io::write_file_atomic(out_dir + "/config.yaml", config_yaml);
   }
   const int64_t keep = resume ? progress.step : 0;
-  JsonlLog metrics_log(out_dir + "/metrics.jsonl", keep);
-  JsonlLog eval_log(out_dir + "/eval.jsonl", keep);
-  JsonlLog samples_log(out_dir + "/samples.jsonl", keep);
+  auto log_file = [&](const char* name) { return writer ? JsonlLog(out_dir + name, keep) : JsonlLog(); };
+  JsonlLog metrics_log = log_file("/metrics.jsonl");
+  JsonlLog eval_log = log_file("/eval.jsonl");
+  JsonlLog samples_log = log_file("/samples.jsonl");
 
+  // Evaluation is rank 0's (it changes no training state); the other ranks wait at the next collective.
   auto run_eval = [&](int64_t step, const char* label) {
+    if (!writer) return EvalResult{};
     const EvalOptions eo = eval_options(c_);
     EvalResult e = evaluate(policy_, tokenizer_, source_, eo);
     eval_log.write(eval_json(step, e));
@@ -205,13 +214,13 @@ TrainSummary Trainer::run(bool resume) {
   // ---- supervised warm start -------------------------------------------------------------------
   if (!progress.sft_done) {
     if (c_.sft.steps > 0) {
-      JsonlLog sft_log(out_dir + "/sft.jsonl", 0);
+      JsonlLog sft_log = writer ? JsonlLog(out_dir + "/sft.jsonl", 0) : JsonlLog();
       log_progress("sft: " + std::to_string(c_.sft.steps) + " steps of " + std::to_string(c_.sft.batch_size) +
                    " reference solutions");
       run_sft(policy_, tokenizer_, source_, c_, progress.cursor, [&](const SftStep& s) {
         nlohmann::json line = {{"step", s.step}, {"loss", s.loss},         {"lr", s.lr},
                                {"grad_norm", s.grad_norm}, {"tokens", s.tokens}, {"seconds", s.seconds}};
-        if (c_.sft.eval_every > 0 && s.step % c_.sft.eval_every == 0 && s.step != c_.sft.steps) {
+        if (writer && c_.sft.eval_every > 0 && s.step % c_.sft.eval_every == 0 && s.step != c_.sft.steps) {
           EvalOptions greedy_only = eval_options(c_);
           greedy_only.k = 0;
           line["eval_greedy_accuracy"] = evaluate(policy_, tokenizer_, source_, greedy_only).greedy_accuracy;
@@ -236,7 +245,7 @@ TrainSummary Trainer::run(bool resume) {
 
   // ---- RL --------------------------------------------------------------------------------------
   optim::LrSchedule schedule(rl_schedule(c_));
-  const RlStepModels models{policy_, reference.get(), optimizer, tokenizer_, source_};
+  const RlStepModels models{policy_, reference.get(), optimizer, tokenizer_, source_, comm_};
   double last_accuracy = progress.start_accuracy;
   bool evaluated_last = progress.step == 0;
   const ConsoleColumns columns = console_columns(c_);
@@ -246,6 +255,7 @@ TrainSummary Trainer::run(bool resume) {
   // The run's report.html, rewritten at each eval and checkpoint so that a user can watch the run; a failure
   // to write it is reported and never stops training.
   auto refresh_report = [&] {
+    if (!writer) return;
     try {
       write_run_report(out_dir);
     } catch (const std::exception& e) {
@@ -253,7 +263,10 @@ TrainSummary Trainer::run(bool resume) {
     }
   };
 
-  while (progress.step < c_.train.steps && !stop_requested()) {
+  // A stop request (^C) reaches the ranks at different moments; they agree on it so that all stop together.
+  auto stop_agreed = [&] { return comm_.size() == 1 ? stop_requested() : dist::any_rank(comm_, stop_requested(), "stop"); };
+  bool stopping = false;
+  while (progress.step < c_.train.steps && !(stopping = stop_agreed())) {
     const int64_t step = progress.step + 1;
     const auto t_step = Clock::now();
     const RlStepResult r = rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1));
@@ -268,10 +281,11 @@ TrainSummary Trainer::run(bool resume) {
     progress.step = step;
     m["seconds_step"] = seconds_since(t_step);
     metrics_log.write(m);
-    for (const std::string& warning : health.check(step_health(r))) stderr_console().line(warning);  // always
+    if (writer)
+      for (const std::string& warning : health.check(step_health(r))) stderr_console().line(warning);  // always
     if (step % std::max<int64_t>(1, c_.log.every) == 0 || step == c_.train.steps)
       log_progress(format_step_line(m, c_.train.steps, columns));
-    if (c_.log.progress) {
+    if (c_.log.progress && writer) {
       const double per_step = seconds_since(t_loop) / static_cast<double>(step - first_step);
       stderr_console().progress(
           format_progress_line(m, c_.train.steps, per_step * static_cast<double>(c_.train.steps - step)));
@@ -282,19 +296,20 @@ TrainSummary Trainer::run(bool resume) {
       last_accuracy = run_eval(step, "").greedy_accuracy;
       evaluated_last = true;
     }
-    if (c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0 && step != c_.train.steps)
+    if (writer && c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0 && step != c_.train.steps)
       summary.checkpoint = save_train_checkpoint(out_dir, policy_, tokenizer_, optimizer, reference.get(), progress,
                                                  config_yaml);
     if (step != c_.train.steps &&  // the last step's report is written after the final eval
         (evaluated_last || (c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0)))
       refresh_report();
   }
-  summary.interrupted = stop_requested() && progress.step < c_.train.steps;
+  summary.interrupted = stopping && progress.step < c_.train.steps;
   if (!summary.interrupted && !evaluated_last) last_accuracy = run_eval(progress.step, "after RL").greedy_accuracy;
   summary.accuracy_after_rl = last_accuracy;
   summary.steps = progress.step;
-  summary.checkpoint =
-      save_train_checkpoint(out_dir, policy_, tokenizer_, optimizer, reference.get(), progress, config_yaml);
+  if (writer)
+    summary.checkpoint =
+        save_train_checkpoint(out_dir, policy_, tokenizer_, optimizer, reference.get(), progress, config_yaml);
   refresh_report();
   log_progress("checkpoint: " + summary.checkpoint);
   log_progress("report: " + out_dir + "/report.html (gtpo report " + out_dir + " rewrites it)");

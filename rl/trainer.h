@@ -12,6 +12,7 @@
 #include "rl/problem_source.h"
 #include "rl/run_config.h"
 #include "rl/sft.h"
+#include "runtime/dist/communicator.h"
 #include "runtime/optim/adamw.h"
 
 namespace gtpo::rl {
@@ -35,8 +36,10 @@ class Trainer {
  public:
   // Reads the resolved run config directly (train.*, optim.*, sft.*, eval.*, log.*, and through the RL step
   // sampler.* and rl.*); CONFIG must outlive the trainer.
+  // With several ranks (COMM), every rank runs the trainer; rank 0 alone writes the run directory, prints
+  // and evaluates, and every rank resumes from the same checkpoint (docs/distributed.md).
   Trainer(model::Transformer& policy, const data::Tokenizer& tokenizer, const ProblemSource& source,
-          const RunConfig& config);
+          const RunConfig& config, dist::Communicator& comm = dist::single_process());
   // Continues from the run directory's latest checkpoint when resume is true.
   TrainSummary run(bool resume);
 
@@ -47,6 +50,7 @@ class Trainer {
   const data::Tokenizer& tokenizer_;
   const ProblemSource& source_;
   const RunConfig& c_;
+  dist::Communicator& comm_;
 };
 
 }  // namespace gtpo::rl

@@ -1,0 +1,92 @@
+#include "runtime/dist/communicator.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "runtime/error.h"
+
+namespace gtpo::dist {
+
+namespace {
+
+class SingleProcess final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::vector<std::vector<uint8_t>> allgather(const std::vector<uint8_t>& bytes, const char*) override {
+    return {bytes};
+  }
+  [[noreturn]] void abort(const std::string& message) override {
+    std::fprintf(stderr, "gtpo: %s\n", message.c_str());
+    std::exit(1);
+  }
+};
+
+// The rank count the launcher announced (OpenMPI, MPICH/Hydra and PMIx launchers, Slurm's srun).
+int launched_ranks() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_NTASKS"}) {
+    if (const char* v = std::getenv(name)) {
+      const int n = std::atoi(v);
+      if (n > 0) return n;
+    }
+  }
+  return 1;
+}
+
+}  // namespace
+
+#if defined(GTPO_WITH_MPI)
+std::unique_ptr<Communicator> make_mpi_communicator(double timeout_s);  // mpi_communicator.cpp
+#endif
+
+Communicator& single_process() {
+  static SingleProcess instance;
+  return instance;
+}
+
+std::unique_ptr<Communicator> make_communicator(double timeout_s) {
+  const int ranks = launched_ranks();
+  if (ranks <= 1) return std::make_unique<SingleProcess>();
+#if defined(GTPO_WITH_MPI)
+  return make_mpi_communicator(timeout_s);
+#else
+  (void)timeout_s;
+  fail("launched as ", ranks, " ranks, but this gtpo was built without MPI: install libopenmpi-dev "
+            "(scripts/setup.sh) and rebuild, or run a single process (docs/distributed.md)");
+#endif
+}
+
+std::vector<double> sum_in_rank_order(Communicator& comm, const std::vector<double>& values, const char* what) {
+  if (comm.size() == 1) return values;
+  ByteWriter w;
+  w.put_vector(values);
+  std::vector<double> sum(values.size(), 0.0);
+  for (const std::vector<uint8_t>& part : comm.allgather(w.bytes(), what)) {
+    ByteReader r(part);
+    const std::vector<double> v = r.get_vector<double>();
+    GTPO_CHECK(v.size() == sum.size(), "collective '", what, "': ranks disagree on the length (", v.size(), " vs ",
+               sum.size(), ")");
+    for (std::size_t i = 0; i < v.size(); ++i) sum[i] += v[i];
+  }
+  return sum;
+}
+
+bool any_rank(Communicator& comm, bool flag, const char* what) {
+  if (comm.size() == 1) return flag;
+  for (const std::vector<uint8_t>& part : comm.allgather({static_cast<uint8_t>(flag)}, what))
+    if (!part.empty() && part[0]) return true;
+  return false;
+}
+
+Share share_of(int64_t count, int rank, int size) {
+  return {count * rank / size, count * (rank + 1) / size};
+}
+
+void ByteReader::take(void* out, std::size_t n) {
+  GTPO_CHECK(at_ + n <= bytes_.size(), "distributed: a message is shorter than expected (", bytes_.size(),
+             " bytes); ranks run different builds or configs?");
+  if (n) std::memcpy(out, bytes_.data() + at_, n);
+  at_ += n;
+}
+
+}  // namespace gtpo::dist

@@ -1,0 +1,105 @@
+// Communicator: what data-parallel training needs from the processes it runs on (docs/distributed.md).
+// One implementation per transport: a single process (this file; every collective is the identity), MPI
+// over host buffers (runtime/dist/mpi_communicator.cpp, built when CMake finds MPI) and NCCL for device
+// buffers (runtime/cuda/nccl_communicator.cpp, CUDA builds with NCCL).
+//
+// Every reduction here is done in a fixed rank order on every rank (gather, then sum rank 0, 1, ...), so
+// the result is bitwise the same on every rank and on every run with the same number of ranks.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gtpo::dist {
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Every rank's BYTES, indexed by rank; collective (every rank calls it, in the same order). WHAT names
+  // the collective in a timeout or failure message.
+  virtual std::vector<std::vector<uint8_t>> allgather(const std::vector<uint8_t>& bytes, const char* what) = 0;
+  // Ends every rank of the job with MESSAGE (a rank that cannot continue must not leave the others waiting).
+  [[noreturn]] virtual void abort(const std::string& message) = 0;
+  bool writer() const { return rank() == 0; }  // the rank that writes logs, checkpoints and reports
+};
+
+// The one-process communicator: rank 0 of 1.
+Communicator& single_process();
+
+// The communicator of this process: MPI when launched by mpirun/srun with more than one rank (and built
+// with MPI), else the single process. TIMEOUT_S bounds every collective (a dead or hung rank then ends
+// the job with a clear error instead of a silent hang). Throws gtpo::Error when launched with several
+// ranks by a binary built without MPI.
+std::unique_ptr<Communicator> make_communicator(double timeout_s);
+
+// Sums of VALUES over ranks, element by element, added in rank order (0, 1, ...) on every rank.
+std::vector<double> sum_in_rank_order(Communicator& comm, const std::vector<double>& values, const char* what);
+// True on every rank when FLAG is true on any rank.
+bool any_rank(Communicator& comm, bool flag, const char* what);
+// The contiguous share [first, last) of COUNT work items that RANK of SIZE gets (sizes differ by <= 1).
+struct Share {
+  int64_t first = 0, last = 0;
+};
+Share share_of(int64_t count, int rank, int size);
+
+// Little serialisation helpers for what the collectives carry (same binary on every rank: no byte order).
+class ByteWriter {
+ public:
+  template <class T>
+  void put(const T& v) {
+    append(&v, sizeof(T));
+  }
+  template <class T>
+  void put_vector(const std::vector<T>& v) {
+    put<uint64_t>(v.size());
+    append(v.data(), v.size() * sizeof(T));
+  }
+  void put_string(const std::string& s) {
+    put<uint64_t>(s.size());
+    append(s.data(), s.size());
+  }
+  std::vector<uint8_t>& bytes() { return bytes_; }
+
+ private:
+  void append(const void* data, std::size_t n) {
+    if (n == 0) return;
+    const std::size_t at = bytes_.size();
+    bytes_.resize(at + n);
+    std::memcpy(bytes_.data() + at, data, n);
+  }
+  std::vector<uint8_t> bytes_;
+};
+
+class ByteReader {
+ public:
+  explicit ByteReader(const std::vector<uint8_t>& bytes) : bytes_(bytes) {}
+  template <class T>
+  T get() {
+    T v;
+    take(&v, sizeof(T));
+    return v;
+  }
+  template <class T>
+  std::vector<T> get_vector() {
+    std::vector<T> v(get<uint64_t>());
+    take(v.data(), v.size() * sizeof(T));
+    return v;
+  }
+  std::string get_string() {
+    std::string s(get<uint64_t>(), '\0');
+    take(s.data(), s.size());
+    return s;
+  }
+  bool done() const { return at_ == bytes_.size(); }
+
+ private:
+  void take(void* out, std::size_t n);
+  const std::vector<uint8_t>& bytes_;
+  std::size_t at_ = 0;
+};
+
+}  // namespace gtpo::dist
