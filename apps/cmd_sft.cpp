@@ -8,6 +8,7 @@
 #include "apps/run_setup.h"
 #include "model/checkpoint.h"
 #include "rl/evaluate.h"
+#include "rl/non_finite.h"
 #include "rl/run_config.h"
 #include "rl/run_log.h"
 #include "rl/sft.h"
@@ -38,16 +39,23 @@ int run_sft(int argc, char** argv) {
   print_config_notes(config);
   RunObjects run = build_run(config);
   const std::string out = args.get("--out", config.train.out_dir + "/sft");
+  model::check_replaceable_checkpoint(out, "sft --out");  // before the work, not after it
   rl::JsonlLog log(config.train.out_dir + "/sft.jsonl", 0);
   uint64_t cursor = 0;
-  rl::run_sft(*run.model, *run.tokenizer, *run.source, config, cursor, [&](const rl::SftStep& s) {
-    log.write({{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm}, {"seconds", s.seconds}});
-    if (config.log.progress && (s.step == 1 || s.step % 10 == 0 || s.step == config.sft.steps))
-      std::fprintf(stderr, "sft %lld/%lld | loss %.4f | lr %.2e\n", static_cast<long long>(s.step),
-                   static_cast<long long>(config.sft.steps), s.loss, s.lr);
-  });
+  try {
+    rl::run_sft(*run.model, *run.tokenizer, *run.source, config, cursor, [&](const rl::SftStep& s) {
+      log.write({{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm}, {"seconds", s.seconds}});
+      if (config.log.progress && (s.step == 1 || s.step % 10 == 0 || s.step == config.sft.steps))
+        std::fprintf(stderr, "sft %lld/%lld | loss %.4f | lr %.2e\n", static_cast<long long>(s.step),
+                     static_cast<long long>(config.sft.steps), s.loss, s.lr);
+    });
+  } catch (const rl::NonFiniteError& e) {
+    fail(e.what(), "; no checkpoint was written (", out, " is as it was)");
+  }
   rl::EvalResult e = rl::evaluate(*run.model, *run.tokenizer, *run.source, rl::eval_options(config));
-  model::save_model(out, *run.model, run.tokenizer.get());
+  // With the run config beside the model, eval, sample and score default to this run's task and settings.
+  model::save_model(out, *run.model, run.tokenizer.get(), "",
+                    {{"run_config.yaml", rl::resolved_config_yaml(config)}});
   std::printf("test accuracy (greedy) after SFT: %.3f on %lld problems; checkpoint: %s\n", e.greedy_accuracy,
               static_cast<long long>(e.problems), out.c_str());
   return 0;
