@@ -75,10 +75,12 @@ int run_train(int argc, char** argv) {
   add_device_override(args, overrides);
   rl::RunConfig config = rl::load_run_config(config_path, overrides);
   print_config_notes(config);
-  // Before any work: a run directory belongs to one run.
-  if (!resume && args.has("--overwrite")) rl::clear_run_directory(config.train.out_dir);
-  if (!resume) rl::require_fresh_run_directory(config.train.out_dir);
+  // A run directory belongs to one run: checked before anything else; with --overwrite the old run is removed
+  // only once this run's setup has passed its checks (a bad config must not cost the old run).
+  const bool overwrite = !resume && args.has("--overwrite");
+  if (!resume && !overwrite) rl::require_fresh_run_directory(config.train.out_dir);
   RunObjects run = build_run(config);
+  if (overwrite) rl::clear_run_directory(config.train.out_dir);
   install_stop_handler();
   std::fprintf(stderr, "gtpo train: %s on task %s, %s model with %lld parameters on %s -> %s\n",
                config.rl.algo.c_str(), run.source->name().c_str(),
