@@ -115,7 +115,8 @@ std::vector<RunKey> schema::train_keys() {
       field("train", "seed", &RunConfig::train, &TrainSection::seed, config::integer<uint64_t>(0),
             "seed of initialisation, data order and sampling"),
       field("train", "out_dir", &RunConfig::train, &TrainSection::out_dir, config::text(),
-            "run directory: config, metrics.jsonl, samples, checkpoints"),
+            "run directory: config, metrics.jsonl, samples, checkpoints; must be new or empty (gtpo train --resume "
+            "continues a run, --overwrite starts over)"),
       field("train", "init_from", &RunConfig::train, &TrainSection::init_from, config::text(),
             "checkpoint directory to start from; empty = a new model from the model section and train.seed"),
       field("train", "checkpoint_every", &RunConfig::train, &TrainSection::checkpoint_every, i64(0),
