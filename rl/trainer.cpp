@@ -221,7 +221,9 @@ TrainSummary Trainer::run_unchecked(bool resume, std::string& last_checkpoint) {
     try {
       e = evaluate(policy_, tokenizer_, source_, eo);
     } catch (const NonFiniteError& err) {
-      throw NonFiniteError("at RL step " + std::to_string(step) + ", " + err.what());
+      std::string what = err.what();
+      if (what.rfind("eval: ", 0) == 0) what = what.substr(6);
+      throw NonFiniteError("eval at RL step " + std::to_string(step) + ": " + what);
     }
     eval_log.write(eval_json(step, e));
     std::string line = std::string("eval ") + label + " (step " + std::to_string(step) + "): greedy accuracy " +

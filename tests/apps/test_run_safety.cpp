@@ -141,6 +141,11 @@ TEST_CASE("non-finite: SFT, RL and checkpoints with NaN stop with the step, the 
       call_command({"train", dir + "/run.yaml", "sft.lr=1e30", "train.out_dir=" + dir + "/t1"}, apps::run_train),
       Contains("sft step") && Contains("last good checkpoint: none"));
   CHECK_FALSE(rl::latest_checkpoint(dir + "/t1").has_value());
+  // Evaluation: an SFT update that leaves huge weights gives NaN logits, found by the evaluation before RL.
+  CHECK_THROWS_WITH(call_command({"train", dir + "/run.yaml", "sft.lr=1e30", "sft.weight_decay=0.5", "sft.steps=1",
+                                  "sft.warmup_steps=0", "train.out_dir=" + dir + "/t3"},
+                                 apps::run_train),
+                    Contains("eval at RL step 0") && Contains("non-finite") && Contains("last good checkpoint: none"));
   // RL phase: the last good checkpoint is named and is the latest; no NaN checkpoint is written.
   try {
     call_command({"train", dir + "/run.yaml", "optim.lr=1e30", "optim.weight_decay=0.5", "train.steps=6",
