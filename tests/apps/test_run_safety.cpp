@@ -196,6 +196,11 @@ TEST_CASE("sizes and consistency: checked where read and before any work, naming
   // A vocabulary that does not fit the model: both sizes named.
   CHECK_THROWS_WITH(call_command({"train", dir + "/run.yaml", out, "model.vocab_size=5"}, apps::run_train),
                     Contains("model.vocab_size is 5") && Contains("tokens"));
+  // Model sizes whose weights cannot fit: the keys named, before any allocation.
+  CHECK_THROWS_WITH(call_command({"init", dir + "/run.yaml", "model.vocab_size=260", "model.num_hidden_layers=100000000",
+                                  "--out", dir + "/huge"},
+                                 apps::run_init),
+                    Contains("num_hidden_layers 100000000") && Contains("memory"));
   // sample: -n and --seed.
   REQUIRE(call_command({"init", dir + "/run.yaml", "model.vocab_size=260", "--out", dir + "/ckpt"}, apps::run_init) == 0);
   CHECK_THROWS_WITH(call_command({"sample", "--checkpoint", dir + "/ckpt", "--prompt", "1+1=", "-n", "100000000000"},
