@@ -289,6 +289,24 @@ TEST_CASE("signals: SIGTERM during SFT ends the step, checkpoints, exits 143, an
   fs::remove_all(dir);
 }
 
+TEST_CASE("signals: SIGINT during gtpo sft writes the steps done, skips the evaluation, exits 130", "[apps][signal]") {
+  const std::string dir = setup("sigint_sft");
+  const std::string log = dir + "/log.txt";
+  const pid_t child = testing::spawn_gtpo(
+      {"sft", dir + "/run.yaml", "train.out_dir=" + dir + "/run", "sft.steps=100000", "--out", dir + "/ckpt"}, log);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline && read_log(dir + "/run/sft.jsonl").empty())
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ::kill(child, SIGINT);
+  CHECK(testing::wait_exit_code(child) == 130);
+  const std::string output = read_log(log);
+  INFO(output);
+  CHECK(output.find("stopped by SIGINT") != std::string::npos);
+  CHECK(output.find("not measured") != std::string::npos);
+  CHECK_NOTHROW(model::load_model(dir + "/ckpt"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("signals: SIGINT during RL ends the step, exits 130 and reports no after-RL accuracy", "[apps][signal]") {
   const std::string dir = setup("sigint_rl");
   const std::string run = dir + "/run", log = dir + "/log.txt";
