@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 
 std::string resolve_checkpoint_dir(const std::string& path) {
   if (fs::exists(fs::path(path) / "checkpoints" / "latest")) return *rl::latest_checkpoint(path);
-  GTPO_CHECK(!fs::is_directory(fs::path(path) / "checkpoints") || fs::exists(fs::path(path) / "config.yaml") ||
-                 fs::exists(fs::path(path) / "model.safetensors"),
+  const bool run_dir = fs::exists(fs::path(path) / "metrics.jsonl") || fs::is_directory(fs::path(path) / "checkpoints");
+  GTPO_CHECK(!run_dir || fs::exists(fs::path(path) / "model.safetensors"),
              "--checkpoint '", path, "' is a run directory without a finished checkpoint (checkpoints/latest is missing)");
   return path;
 }
