@@ -1,4 +1,6 @@
 // gtpo train: SFT warm start (when sft.steps > 0), then RL, in a run directory that can be resumed.
+#include <signal.h>
+
 #include <cstdio>
 #include <filesystem>
 
@@ -7,14 +9,38 @@
 #include "apps/device_setup.h"
 #include "apps/run_setup.h"
 #include "rl/run_config.h"
+#include "rl/run_dir.h"
 #include "rl/trainer.h"
 #include "runtime/error.h"
 
 namespace gtpo::apps {
 
 namespace {
+// Says what was measured and what was not: an interrupted run has no "after RL" accuracy.
+void print_train_summary(const rl::TrainSummary& s, const rl::RunConfig& c) {
+  if (s.interrupted)
+    std::printf("stopped by %s after %lld of %lld SFT steps and %lld of %lld RL steps\n",
+                s.stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", static_cast<long long>(s.sft_steps),
+                static_cast<long long>(c.sft.steps), static_cast<long long>(s.steps), static_cast<long long>(c.train.steps));
+  if (s.accuracy_before_rl < 0) {
+    std::printf("test accuracy (greedy): not measured (the run stopped before RL)\n");
+  } else if (s.accuracy_step == s.steps && s.steps > 0) {
+    std::printf("test accuracy (greedy): before RL %.3f -> after RL %.3f (%+.1f points) after %lld steps\n",
+                s.accuracy_before_rl, s.accuracy_after_rl, 100.0 * (s.accuracy_after_rl - s.accuracy_before_rl),
+                static_cast<long long>(s.steps));
+  } else if (s.accuracy_step > 0) {
+    std::printf("test accuracy (greedy): before RL %.3f, at step %lld %.3f; not measured after step %lld\n",
+                s.accuracy_before_rl, static_cast<long long>(s.accuracy_step), s.accuracy_after_rl,
+                static_cast<long long>(s.steps));
+  } else {
+    std::printf("test accuracy (greedy): before RL %.3f; not measured after RL (%lld steps)\n", s.accuracy_before_rl,
+                static_cast<long long>(s.steps));
+  }
+}
+
 const std::vector<FlagSpec> kFlags = {
     {"--resume", true, "continue the run in this directory from its latest checkpoint (its config.yaml is used)"},
+    {"--overwrite", false, "start over in a train.out_dir that holds an earlier run: removes that run's files first"},
     device_flag("train.device, cpu; same as train.device=VALUE")};
 }
 
@@ -25,12 +51,16 @@ int run_train(int argc, char** argv) {
                           "Trains with the algorithm of rl.algo: an optional supervised warm start (sft.steps), then\n"
                           "RL steps of grouped rollouts, verification, shaped rewards and advantages, and clipped\n"
                           "policy updates. Writes config.yaml, metrics.jsonl, eval.jsonl, samples.jsonl and\n"
-                          "checkpoints/ under train.out_dir. ^C stops after the current step with a checkpoint.\n"
+                          "checkpoints/ under train.out_dir, which must be empty or new (a run directory belongs to\n"
+                          "one run: --resume continues it, --overwrite starts over). SIGINT (^C) or SIGTERM stops\n"
+                          "after the current SFT or RL step with a checkpoint (exit status 130 or 143).\n"
                           "Every key and its default: docs/configuration.md.",
                           kFlags).c_str(), stdout);
     return 0;
   }
   const bool resume = args.has("--resume");
+  GTPO_CHECK(!(resume && args.has("--overwrite")), "train: --resume continues a run and --overwrite starts over: "
+             "give one of them");
   std::string config_path;
   if (resume) {
     GTPO_CHECK(args.positionals().empty(), "train: with --resume, give no CONFIG (the run's config.yaml is used)");
@@ -45,7 +75,12 @@ int run_train(int argc, char** argv) {
   add_device_override(args, overrides);
   rl::RunConfig config = rl::load_run_config(config_path, overrides);
   print_config_notes(config);
+  // A run directory belongs to one run: checked before anything else; with --overwrite the old run is removed
+  // only once this run's setup has passed its checks (a bad config must not cost the old run).
+  const bool overwrite = !resume && args.has("--overwrite");
+  if (!resume && !overwrite) rl::require_fresh_run_directory(config.train.out_dir);
   RunObjects run = build_run(config);
+  if (overwrite) rl::clear_run_directory(config.train.out_dir);
   install_stop_handler();
   std::fprintf(stderr, "gtpo train: %s on task %s, %s model with %lld parameters on %s -> %s\n",
                config.rl.algo.c_str(), run.source->name().c_str(),
@@ -54,11 +89,11 @@ int run_train(int argc, char** argv) {
                config.train.out_dir.c_str());
   rl::Trainer trainer(*run.model, *run.tokenizer, *run.source, config);
   rl::TrainSummary s = trainer.run(resume);
-  std::printf("test accuracy (greedy): before RL %.3f -> after RL %.3f (%+.1f points) after %lld steps%s\n",
-              s.accuracy_before_rl, s.accuracy_after_rl, 100.0 * (s.accuracy_after_rl - s.accuracy_before_rl),
-              static_cast<long long>(s.steps), s.interrupted ? " (interrupted)" : "");
+  print_train_summary(s, config);
   std::printf("checkpoint: %s\n", s.checkpoint.c_str());
-  return s.interrupted ? 130 : 0;
+  if (!s.interrupted) return 0;
+  std::printf("continue with: gtpo train --resume %s\n", config.train.out_dir.c_str());
+  return 128 + (s.stop_signal > 0 ? s.stop_signal : 2);
 }
 
 }  // namespace gtpo::apps

@@ -19,6 +19,8 @@ class ProblemSource {
   data::Problem test(uint64_t index) const;
   // Number of distinct test problems: the file's size, or `wanted` for a generator.
   int64_t test_count(int64_t wanted) const;
+  // Number of train problems in the file; 0 for a generator (it has no end).
+  int64_t train_size() const { return task_ ? 0 : static_cast<int64_t>(train_.size()); }
   data::Verdict check(const data::Problem& problem, std::string_view completion) const;
   // Characters prompts and solutions can hold (for a character-level tokenizer).
   std::string alphabet() const;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "rl/diagnostics.h"
+#include "rl/non_finite.h"
 #include "runtime/backend.h"
 
 namespace gtpo::rl {
@@ -89,6 +90,10 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
   r.batch = collect_rollouts(m.policy, m.tokenizer, m.source, cursor, config.train.prompts_per_step, sampling,
                              config.rl);
   r.seconds_rollout = seconds_since(t);
+  for (const RolloutItem& item : r.batch.items)  // a diverged policy samples from NaN logits: stop here
+    for (float lp : item.sample.logprobs) check_finite(lp, "rl", step, "log-probability of a sampled token");
+  for (const Response& response : r.batch.responses)
+    for (float e : response.entropies) check_finite(e, "rl", step, "entropy of a sampled token");
 
   t = Clock::now();
   const Grouping groups = r.batch.groups();

@@ -96,7 +96,7 @@ std::vector<RunKey> schema::sampler_keys() {
   using config::field;
   const double inf = std::numeric_limits<double>::infinity();
   return {
-      field("sampler", "group_size", &RunConfig::sampler, &SamplerSection::group_size, config::integer<int64_t>(2),
+      field("sampler", "group_size", &RunConfig::sampler, &SamplerSection::group_size, config::integer<int64_t>(2, 1 << 16),
             "G: responses sampled per prompt"),
       field("sampler", "temperature", &RunConfig::sampler, &SamplerSection::temperature, config::number(0, inf),
             "sampling temperature; 0 = greedy"),
