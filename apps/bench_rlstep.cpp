@@ -70,7 +70,8 @@ nlohmann::json bench_rlstep(const Options& o) {
     for (const optim::Parameter& p : run.model->parameters())
       reference->parameters().get(p.name).copy_(p.tensor.detach());
   }
-  const rl::RlStepModels models{*run.model, reference.get(), optimizer, *run.tokenizer, *run.source};
+  rl::RewardRunner rewards(config.reward, config.sampler);  // an external reward's process lives across runs
+  const rl::RlStepModels models{*run.model, reference.get(), optimizer, *run.tokenizer, *run.source, &rewards};
   const double baseline = current_rss_mb();
 
   struct Phases {

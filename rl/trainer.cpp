@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "model/checkpoint.h"
+#include "rl/reward_failure.h"
 #include "rl/rl_step.h"
 #include "rl/run_config_schema.h"
 #include "rl/run_log.h"
@@ -233,14 +234,19 @@ TrainSummary Trainer::run(bool resume) {
 
   // ---- RL --------------------------------------------------------------------------------------
   optim::LrSchedule schedule(rl_schedule(c_));
-  const RlStepModels models{policy_, reference.get(), optimizer, tokenizer_, source_};
+  RewardRunner rewards(c_.reward, c_.sampler);  // external reward processes live for the whole run
+  const RlStepModels models{policy_, reference.get(), optimizer, tokenizer_, source_, &rewards};
   double last_accuracy = progress.start_accuracy;
   bool evaluated_last = progress.step == 0;
 
   while (progress.step < c_.train.steps && !stop_requested()) {
     const int64_t step = progress.step + 1;
     const auto t_step = Clock::now();
-    const RlStepResult r = rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1));
+    const RlStepResult r = rl_step_or_checkpoint(
+        [&] { return rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1)); }, progress,
+        [&] {
+          return save_train_checkpoint(out_dir, policy_, tokenizer_, optimizer, reference.get(), progress, config_yaml);
+        });
     const RolloutBatch& batch = r.batch;
     const UpdateStats& up = r.update;
     nlohmann::json m = r.metrics;
@@ -261,7 +267,10 @@ TrainSummary Trainer::run(bool resume) {
                   static_cast<long long>(batch.sampled_groups), up.loss.approx_kl, up.loss.clip_frac_low,
                   up.loss.clip_frac_high, up.grad_norm, m["seconds_step"].get<double>(), r.seconds_rollout,
                   compact(m["rollout_tokens_per_s"].get<double>()).c_str(), r.seconds_update);
-    if (step % std::max<int64_t>(1, c_.log.every) == 0 || step == c_.train.steps) log_progress(buf);
+    if (step % std::max<int64_t>(1, c_.log.every) == 0 || step == c_.train.steps) {
+      log_progress(buf);
+      if (has_reward_functions(c_.reward)) log_progress("  " + reward_summary(rewards.functions(), m));
+    }
 
     evaluated_last = false;
     if (c_.eval.every > 0 && step % c_.eval.every == 0 && step != c_.train.steps) {
