@@ -68,10 +68,11 @@ nlohmann::json step_metrics(int64_t step, float lr, const RlStepResult& r, const
       {"seconds_advantages", r.seconds_advantages},
       {"seconds_update", r.seconds_update},
   };
-  if (has_reward_functions(rewards)) {  // rewards/NAME/mean, /std (and components) over the kept responses
+  if (has_reward_functions(rewards)) {  // rewards/NAME/mean, /std (and components) over every sampled response
     std::vector<const RewardOutcome*> outcomes;
-    for (const RolloutItem& it : batch.items) outcomes.push_back(&it.reward);
+    for (const RewardOutcome& o : batch.sampled_rewards) outcomes.push_back(&o);
     m.update(reward_metrics(reward_functions(rewards), outcomes));
+    m["seconds_rewards"] = batch.seconds_rewards;  // part of seconds_rollout
   }
   return m;
 }

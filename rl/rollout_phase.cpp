@@ -3,6 +3,7 @@
 #include "rl/run_config_schema.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 #include "runtime/error.h"
@@ -73,14 +74,17 @@ RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Toke
       }
     // Every completion of the round is scored before any group is judged or kept.
     if (rewards != nullptr) {
+      const auto t = std::chrono::steady_clock::now();
       std::vector<RolloutItem*> pointers;
       for (RolloutItem& it : round) pointers.push_back(&it);
       rewards->score(pointers, step);
+      batch.seconds_rewards += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
     } else {
       for (RolloutItem& it : round)
         it.reward = combine_scores(verifier_only, {builtin_reward("correct", it.verdict, 0, 1)},
                                    RewardSection{}.correct_threshold, it.truncated);
     }
+    for (const RolloutItem& it : round) batch.sampled_rewards.push_back(it.reward);
     const bool continuous = rewards != nullptr && rewards->continuous();
     for (int64_t p = 0; p < wanted; ++p) {
       const auto first = round.begin() + p * G;

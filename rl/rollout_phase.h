@@ -40,6 +40,8 @@ struct RolloutBatch {
   int64_t sampled_responses = 0;   // over all rounds, kept or not
   int64_t sampled_correct = 0;
   model::SamplerStats sampler;
+  double seconds_rewards = 0.0;    // in the reward functions (built-in and external), over all rounds
+  std::vector<RewardOutcome> sampled_rewards;  // every sampled response's, kept or not (the rewards/ metrics)
 
   // The groups by construction: G consecutive responses per kept prompt, keyed by problem index.
   Grouping groups() const;

@@ -36,18 +36,23 @@ cp "$root/configs/quickstart.yaml" "$work/plain.yaml"
 for ((i = 1; i <= rounds; i++)); do
   for variant in plain reward; do
     (cd "$root" && "$gtpo" bench --workload rlstep --config "$work/$variant.yaml" --runs "$runs" --warmup 2 \
-       "${threads[@]}" --json 2>/dev/null) | python3 -c 'import json,sys; print(json.load(sys.stdin)["step_s"])' \
-       >> "$work/$variant.txt"
+       "${threads[@]}" --json 2>/dev/null) |
+      python3 -c 'import json,sys; r = json.load(sys.stdin); print(r["step_s"], r["reward_s"])' >> "$work/$variant.txt"
   done
-  echo "round $i/$rounds: plain $(tail -1 "$work/plain.txt") s, with reward $(tail -1 "$work/reward.txt") s" >&2
+  echo "round $i/$rounds: step plain $(tail -1 "$work/plain.txt" | cut -d' ' -f1) s," \
+       "with reward $(tail -1 "$work/reward.txt" | cut -d' ' -f1) s" >&2
 done
 python3 - "$work/plain.txt" "$work/reward.txt" <<'PY'
 import statistics, sys
-plain = [float(x) for x in open(sys.argv[1])]
-reward = [float(x) for x in open(sys.argv[2])]
-p, r = statistics.median(plain), statistics.median(reward)
-print(f"quick-start rl step, median of {len(plain)} processes each:")
-print(f"  verifier only:                  {p*1000:.1f} ms  (runs: {', '.join(f'{x*1000:.1f}' for x in plain)})")
-print(f"  + trivial external Python reward: {r*1000:.1f} ms  (runs: {', '.join(f'{x*1000:.1f}' for x in reward)})")
-print(f"  overhead: {(r - p)*1000:.2f} ms = {100*(r - p)/p:.1f}% of the step")
+plain = [tuple(map(float, l.split())) for l in open(sys.argv[1])]
+reward = [tuple(map(float, l.split())) for l in open(sys.argv[2])]
+med = lambda rows, i: statistics.median(r[i] for r in rows)
+p, r = med(plain, 0), med(reward, 0)
+pr, rr = med(plain, 1), med(reward, 1)
+ms = lambda rows: ", ".join(f"{x[0]*1000:.0f}" for x in rows)
+print(f"quick-start rl step (16 prompts x 8), medians over {len(plain)} interleaved processes:")
+print(f"  verifier only:                    step {p*1000:.1f} ms (runs {ms(plain)}), reward functions {pr*1000:.2f} ms")
+print(f"  + trivial external Python reward: step {r*1000:.1f} ms (runs {ms(reward)}), reward functions {rr*1000:.2f} ms")
+print(f"  step-time difference: {(r - p)*1000:+.1f} ms = {100*(r - p)/p:+.1f}% (noisy on a shared machine)")
+print(f"  measured inside the step: the external reward costs {(rr - pr)*1000:.2f} ms = {100*(rr - pr)/r:.2f}% of the step")
 PY

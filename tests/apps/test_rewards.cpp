@@ -221,6 +221,41 @@ TEST_CASE("rewards: every failure of a reward process stops the run, loudly, wit
   fs::remove_all(dir);
 }
 
+TEST_CASE("rewards: a GSM8K dataset's columns reach external rewards; the GSM8K example runs", "[apps][rewards]") {
+  const std::string dir = testing::fresh_temp_dir("reward_gsm8k");
+  std::string rows;
+  for (int i = 0; i < 6; ++i) {
+    const std::string a = std::to_string(i), sum = std::to_string(i + 2);
+    rows += "{\"question\": \"What is " + a + " plus 2?\", \"answer\": \"It is " + a + "+2 = <<" + a + "+2=" + sum +
+            ">>" + sum + ".\\n#### " + sum + "\", \"bonus\": 0." + std::to_string(i + 1) + "}\n";
+  }
+  io::write_file_atomic(dir + "/train.jsonl", rows);
+  io::write_file_atomic(dir + "/test.jsonl", rows);
+  // Returns the row's own "bonus" column: only a row that kept every column can give it.
+  io::write_file_atomic(dir + "/bonus.py",
+                        "import json, sys\nfor line in sys.stdin:\n    r = json.loads(line)\n"
+                        "    print(json.dumps({'reward': r['row']['bonus']}), flush=True)\n");
+  const std::string example = std::string(GTPO_SOURCE_DIR) + "/examples/rewards/gsm8k_reward.py";
+  io::write_file_atomic(dir + "/run.yaml", std::string(kConfig) + "reward:\n  functions:\n" +
+                                               "    - {name: gsm8k, command: \"python3 " + example + "\"}\n" +
+                                               "    - {name: bonus, weight: 0, command: \"python3 " + dir + "/bonus.py\"}\n");
+  REQUIRE(testing::call_command({"train", dir + "/run.yaml", "train.steps=2", "train.out_dir=" + dir + "/run",
+                                 "task.train_file=" + dir + "/train.jsonl", "task.test_file=" + dir + "/test.jsonl"},
+                                apps::run_train) == 0);
+  const std::vector<nlohmann::json> m = metrics(dir + "/run");
+  REQUIRE(m.size() == 2);
+  // Steps 1 and 2 see rows 0-2 and 3-5 (3 prompts a step, 4 responses each): bonus 0.1..0.3, 0.4..0.6.
+  CHECK(std::abs(m[0]["rewards/bonus/mean"].get<double>() - 0.2) < 1e-12);
+  CHECK(std::abs(m[1]["rewards/bonus/mean"].get<double>() - 0.5) < 1e-12);
+  for (const nlohmann::json& step : m) {
+    INFO(step.dump());
+    const double match = step["rewards/gsm8k/match/mean"].get<double>(), format = step["rewards/gsm8k/format/mean"].get<double>();
+    CHECK(std::abs(step["rewards/gsm8k/mean"].get<double>() - (match + 0.1 * format)) < 1e-12);
+    CHECK(std::abs(step["reward_mean"].get<double>() - step["rewards/gsm8k/mean"].get<double>()) < 1e-12);  // weight 0 for bonus
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("rewards: a JSONL row that names its task is judged by that task's verifier", "[apps][rewards]") {
   const std::string dir = testing::fresh_temp_dir("reward_row_task");
   const std::string row =
