@@ -144,7 +144,7 @@ TEST_CASE("rewards: an external Python reward trains 3 steps and its metrics app
   fs::remove_all(dir);
 }
 
-TEST_CASE("rewards: a built-in and an external reward add up with their weights; the awk example runs",
+TEST_CASE("rewards: a built-in and an external reward add up with their weights, and the awk example runs",
           "[apps][rewards]") {
   const std::string dir = testing::fresh_temp_dir("reward_weights");
   const std::string awk = std::string(GTPO_SOURCE_DIR) + "/examples/rewards/has_answer.sh";
@@ -221,7 +221,7 @@ TEST_CASE("rewards: every failure of a reward process stops the run, loudly, wit
   fs::remove_all(dir);
 }
 
-TEST_CASE("rewards: a GSM8K dataset's columns reach external rewards; the GSM8K example runs", "[apps][rewards]") {
+TEST_CASE("rewards: a GSM8K dataset's columns reach external rewards, and the GSM8K example runs", "[apps][rewards]") {
   const std::string dir = testing::fresh_temp_dir("reward_gsm8k");
   std::string rows;
   for (int i = 0; i < 6; ++i) {

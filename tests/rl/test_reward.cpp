@@ -75,7 +75,7 @@ TEST_CASE("r_i is the weighted sum of the functions' values", "[reward]") {
   CHECK_THAT(error_of([&] { combine_scores(f, {score(1.0)}, 0.5, false); }), Contains("1 scores for 3"));
 }
 
-TEST_CASE("correctness: the functions' flags when given, else r_i >= correct_threshold; never when truncated",
+TEST_CASE("correctness: the functions' flags when given, else r_i >= correct_threshold, never when truncated",
           "[reward]") {
   const std::vector<RewardFunctionConfig> one = {{"mine", 1.0, "x"}};
   // No flag: the threshold decides, inclusive.
@@ -130,7 +130,7 @@ TEST_CASE("reward metrics: rewards/NAME/mean and std per function and per compon
   CHECK(empty["rewards/mine/mean"].get<double>() == 0.0);
 }
 
-TEST_CASE("a reply line: reward, optional correct and components; every defect named", "[reward]") {
+TEST_CASE("a reply line: reward, optional correct and components, every defect named", "[reward]") {
   const RewardScore s = parse_reward_reply(R"({"reward": 0.75, "correct": true, "components": {"a": 1, "b": -2.5}})");
   CHECK(s.value == 0.75);
   REQUIRE(s.correct.has_value());
