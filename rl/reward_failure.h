@@ -12,9 +12,10 @@
 
 namespace gtpo::rl {
 
-// STEP runs one RL step; SAVE writes a checkpoint of PROGRESS and returns its directory.
+// STEP runs one RL step; SAVE writes a checkpoint of PROGRESS (in RUN_DIR) and returns its directory.
 template <typename Step, typename Save>
-RlStepResult rl_step_or_checkpoint(const Step& step, TrainProgress& progress, const Save& save) {
+RlStepResult rl_step_or_checkpoint(const Step& step, TrainProgress& progress, const std::string& run_dir,
+                                   const Save& save) {
   const uint64_t cursor = progress.cursor;
   try {
     return step();
@@ -24,8 +25,9 @@ RlStepResult rl_step_or_checkpoint(const Step& step, TrainProgress& progress, co
     std::string saved;
     try {
       saved = "the state after step " + std::to_string(progress.step) + " is saved in " + save() +
-              "; fix the reward and continue with the same command and --resume (the reward process starts "
-              "again and step " + failed + " is repeated)";
+              "; fix the reward and continue with: gtpo train --resume " + run_dir +
+              " (add reward.functions[i].command=... to change a command; the reward process starts again and "
+              "step " + failed + " is repeated)";
     } catch (const std::exception& save_error) {
       saved = std::string("saving a checkpoint failed too: ") + save_error.what();
     }

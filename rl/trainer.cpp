@@ -243,7 +243,7 @@ TrainSummary Trainer::run(bool resume) {
     const int64_t step = progress.step + 1;
     const auto t_step = Clock::now();
     const RlStepResult r = rl_step_or_checkpoint(
-        [&] { return rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1)); }, progress,
+        [&] { return rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1)); }, progress, out_dir,
         [&] {
           return save_train_checkpoint(out_dir, policy_, tokenizer_, optimizer, reference.get(), progress, config_yaml);
         });
