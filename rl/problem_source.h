@@ -2,6 +2,7 @@
 // pair of JSONL files. Indices are the data cursor: problem i of a split is fixed for a given seed.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,8 @@ class ProblemSource {
   std::shared_ptr<data::Task> task_;
   uint64_t seed_ = 0;
   std::vector<data::Problem> train_, test_;
+  // Verifiers of the tasks the files' rows name ("task": "countdown"), by name.
+  std::map<std::string, std::shared_ptr<data::Task>> row_tasks_;
 };
 
 }  // namespace gtpo::rl

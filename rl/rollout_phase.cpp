@@ -1,7 +1,9 @@
 #include "rl/rollout_phase.h"
+#include "rl/reward_runner.h"
 #include "rl/run_config_schema.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 #include "runtime/error.h"
@@ -35,12 +37,14 @@ Grouping RolloutBatch::groups() const {
 
 RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Tokenizer& tokenizer,
                               const ProblemSource& source, uint64_t& cursor, int64_t prompts,
-                              const model::SamplingOptions& sampling, const RlConfig& rl) {
+                              const model::SamplingOptions& sampling, const RlConfig& rl, RewardRunner* rewards,
+                              int64_t step) {
   GTPO_CHECK(prompts > 0, "rollouts: prompts per step must be positive");
   RolloutBatch batch;
   batch.group_size = sampling.group_size;
   const int64_t G = sampling.group_size;
   const int64_t max_rounds = rl.dynamic_sampling ? std::max(1, rl.max_resample_rounds + 1) : 1;
+  const std::vector<RewardFunctionConfig> verifier_only = reward_functions(RewardSection{});
   while (batch.kept_groups < prompts && batch.rounds < max_rounds) {
     const int64_t wanted = prompts - batch.kept_groups;
     std::vector<model::PromptInput> inputs;
@@ -54,9 +58,9 @@ RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Toke
     }
     std::vector<model::Sample> samples = model::sample_groups(policy, inputs, sampling, &batch.sampler);
     batch.rounds++;
-    for (int64_t p = 0; p < wanted; ++p) {
-      std::vector<RolloutItem> group;
-      int correct = 0;
+    std::vector<RolloutItem> round;
+    round.reserve(static_cast<size_t>(wanted * G));
+    for (int64_t p = 0; p < wanted; ++p)
       for (int64_t g = 0; g < G; ++g) {
         RolloutItem it;
         it.problem_index = indices[static_cast<size_t>(p)];
@@ -66,9 +70,26 @@ RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Toke
         it.completion = decode_completion(tokenizer, it.sample.tokens);
         it.verdict = source.check(it.problem, it.completion);
         if (it.truncated) it.verdict.correct = false;  // spec: a truncated response is incorrect
-        correct += it.verdict.correct ? 1 : 0;
-        group.push_back(std::move(it));
+        round.push_back(std::move(it));
       }
+    // Every completion of the round is scored before any group is judged or kept.
+    if (rewards != nullptr) {
+      const auto t = std::chrono::steady_clock::now();
+      std::vector<RolloutItem*> pointers;
+      for (RolloutItem& it : round) pointers.push_back(&it);
+      rewards->score(pointers, step);
+      batch.seconds_rewards += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    } else {
+      for (RolloutItem& it : round)
+        it.reward = combine_scores(verifier_only, {builtin_reward("correct", it.verdict, 0, 1)},
+                                   RewardSection{}.correct_threshold, it.truncated);
+    }
+    for (const RolloutItem& it : round) batch.sampled_rewards.push_back(it.reward);
+    const bool continuous = rewards != nullptr && rewards->continuous();
+    for (int64_t p = 0; p < wanted; ++p) {
+      const auto first = round.begin() + p * G;
+      int correct = 0;
+      for (auto it = first; it != first + G; ++it) correct += it->reward.correct ? 1 : 0;
       batch.sampled_groups++;
       batch.sampled_responses += G;
       batch.sampled_correct += correct;
@@ -76,14 +97,15 @@ RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Toke
       // Without dynamic sampling every group is kept; the advantage math then gives uniform groups zero
       // advantage (grpo) or drops them itself.
       if (rl.dynamic_sampling && !informative) continue;
-      for (RolloutItem& it : group) {
+      for (auto it = first; it != first + G; ++it) {
         Response r;
-        r.correct = it.verdict.correct;
-        r.truncated = it.truncated;
-        r.length = static_cast<int>(it.sample.tokens.size());
-        r.entropies = std::move(it.sample.entropies);
+        r.correct = it->reward.correct;
+        r.truncated = it->truncated;
+        r.length = static_cast<int>(it->sample.tokens.size());
+        r.entropies = std::move(it->sample.entropies);
+        if (continuous) r.reward = it->reward.total;
         batch.responses.push_back(std::move(r));
-        batch.items.push_back(std::move(it));
+        batch.items.push_back(std::move(*it));
       }
       batch.kept_groups++;
     }

@@ -11,6 +11,7 @@
 #include "rl/console.h"
 #include "rl/non_finite.h"
 #include "rl/report/run_report.h"
+#include "rl/reward_failure.h"
 #include "rl/rl_step.h"
 #include "rl/run_dir.h"
 #include "rl/run_config_schema.h"
@@ -281,7 +282,8 @@ TrainSummary Trainer::run_unchecked(bool resume, std::string& last_checkpoint) {
 
   // ---- RL --------------------------------------------------------------------------------------
   optim::LrSchedule schedule(rl_schedule(c_));
-  const RlStepModels models{policy_, reference.get(), optimizer, tokenizer_, source_};
+  RewardRunner rewards(c_.reward, c_.sampler);  // external reward processes live for the whole run
+  const RlStepModels models{policy_, reference.get(), optimizer, tokenizer_, source_, &rewards};
   double last_accuracy = progress.start_accuracy;
   int64_t last_accuracy_step = progress.start_accuracy >= 0 ? 0 : -1;
   bool evaluated_last = progress.step == 0;
@@ -302,7 +304,9 @@ TrainSummary Trainer::run_unchecked(bool resume, std::string& last_checkpoint) {
   while (progress.step < c_.train.steps && !stop_requested()) {
     const int64_t step = progress.step + 1;
     const auto t_step = Clock::now();
-    const RlStepResult r = rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1));
+    const RlStepResult r = rl_step_or_checkpoint(
+        [&] { return rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1)); }, progress, out_dir,
+        [&] { return save_checkpoint(optimizer, "rl", progress.step); });
     const RolloutBatch& batch = r.batch;
     const UpdateStats& up = r.update;
     check_finite(up.loss.loss, "rl", step, "loss");
@@ -318,8 +322,10 @@ TrainSummary Trainer::run_unchecked(bool resume, std::string& last_checkpoint) {
     m["seconds_step"] = seconds_since(t_step);
     metrics_log.write(m);
     for (const std::string& warning : health.check(step_health(r))) stderr_console().line(warning);  // always
-    if (step % std::max<int64_t>(1, c_.log.every) == 0 || step == c_.train.steps)
+    if (step % std::max<int64_t>(1, c_.log.every) == 0 || step == c_.train.steps) {
       log_progress(format_step_line(m, c_.train.steps, columns));
+      if (has_reward_functions(c_.reward)) log_progress("  " + reward_summary(rewards.functions(), m));
+    }
     if (c_.log.progress) {
       const double per_step = seconds_since(t_loop) / static_cast<double>(step - first_step);
       stderr_console().progress(

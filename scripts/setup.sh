@@ -5,7 +5,8 @@
 #   scripts/setup.sh --reference   also PyTorch and numpy (reference fixtures, benchmarks)
 set -euo pipefail
 
-packages=(build-essential cmake libeigen3-dev libyaml-cpp-dev catch2 nlohmann-json3-dev libomp-dev chromium)
+# python3: the external-reward tests run a Python reward function (tests/apps/test_rewards.cpp).
+packages=(build-essential cmake libeigen3-dev libyaml-cpp-dev catch2 nlohmann-json3-dev libomp-dev chromium python3)
 for arg in "$@"; do
   case "$arg" in
     --reference) packages+=(python3 python3-torch python3-numpy) ;;
