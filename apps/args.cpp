@@ -73,6 +73,16 @@ int64_t Args::get_int(const std::string& flag, int64_t fallback) const {
   }
 }
 
+int64_t Args::get_int(const std::string& flag, int64_t fallback, int64_t lo, int64_t hi) const {
+  auto it = values_.find(flag);
+  if (it == values_.end()) return fallback;
+  try {
+    return config::integer<int64_t>(lo, hi).parse(it->second);
+  } catch (const Error& e) {
+    fail("option ", flag, ": ", e.what());
+  }
+}
+
 double Args::get_double(const std::string& flag, double fallback) const {
   auto it = values_.find(flag);
   if (it == values_.end()) return fallback;

@@ -28,6 +28,8 @@ class Args {
   std::string get(const std::string& flag, const std::string& fallback) const;
   std::string require(const std::string& flag) const;  // error naming the flag when missing
   int64_t get_int(const std::string& flag, int64_t fallback) const;
+  // An integer in [lo, hi]; anything else is an error naming the flag and the range.
+  int64_t get_int(const std::string& flag, int64_t fallback, int64_t lo, int64_t hi) const;
   double get_double(const std::string& flag, double fallback) const;
   const std::vector<std::string>& positionals() const { return positionals_; }
   // key=value arguments, in order.

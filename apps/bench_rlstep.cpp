@@ -70,11 +70,12 @@ nlohmann::json bench_rlstep(const Options& o) {
     for (const optim::Parameter& p : run.model->parameters())
       reference->parameters().get(p.name).copy_(p.tensor.detach());
   }
-  const rl::RlStepModels models{*run.model, reference.get(), optimizer, *run.tokenizer, *run.source};
+  rl::RewardRunner rewards(config.reward, config.sampler);  // an external reward's process lives across runs
+  const rl::RlStepModels models{*run.model, reference.get(), optimizer, *run.tokenizer, *run.source, &rewards};
   const double baseline = current_rss_mb();
 
   struct Phases {
-    double rollout = 0, scoring = 0, update = 0;
+    double rollout = 0, scoring = 0, update = 0, rewards = 0;
     int64_t generated = 0, update_tokens = 0;
   };
   std::vector<Phases> phases;
@@ -87,6 +88,7 @@ nlohmann::json bench_rlstep(const Options& o) {
     p.rollout = last.seconds_rollout;
     p.scoring = last.seconds_advantages;
     p.update = last.seconds_update;
+    p.rewards = last.batch.seconds_rewards;
     p.generated = last.batch.sampler.generated_tokens;
     p.update_tokens = last.update.tokens;
     phases.push_back(p);
@@ -97,12 +99,13 @@ nlohmann::json bench_rlstep(const Options& o) {
                static_cast<long long>(runs), static_cast<long long>(warmup));
   const std::vector<double> seconds = time_runs(step, runs, warmup, "rl step", o.device);
 
-  std::vector<double> rollout, scoring, update, rollout_rate, update_rate, step_rate;
+  std::vector<double> rollout, scoring, update, rewards_s, rollout_rate, update_rate, step_rate;
   for (size_t i = phases.size() - seconds.size(); i < phases.size(); ++i) {
     const Phases& p = phases[i];
     rollout.push_back(p.rollout);
     scoring.push_back(p.scoring);
     update.push_back(p.update);
+    rewards_s.push_back(p.rewards);
     rollout_rate.push_back(static_cast<double>(p.generated) / p.rollout);
     update_rate.push_back(static_cast<double>(p.update_tokens) / p.update);
     step_rate.push_back(static_cast<double>(p.generated) / seconds[i - (phases.size() - seconds.size())]);
@@ -138,6 +141,9 @@ nlohmann::json bench_rlstep(const Options& o) {
           {"rollout_s", median(rollout)},
           {"scoring_s", median(scoring)},
           {"update_s", median(update)},
+          // Of rollout_s: the reward functions (verifier-only: the scoring of the built-in; with an
+          // external reward: its requests, the process's work and the replies).
+          {"reward_s", median(rewards_s)},
           {"rollout_tokens_per_s", median(rollout_rate)},
           // Response tokens that entered the loss per second of the update phase (prompt tokens are
           // forwarded too but not counted).

@@ -3,9 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "apps/args.h"
+#include "apps/checkpoint_input.h"
 #include "apps/commands.h"
 #include "apps/device_setup.h"
 #include "data/tasks/registry.h"
@@ -18,48 +20,77 @@ namespace gtpo::apps {
 
 namespace {
 const std::vector<FlagSpec> kFlags = {
-    {"--checkpoint", true, "checkpoint directory (required)"},
+    checkpoint_flag(),
     {"--data", true, "JSONL problems ({\"prompt\", \"answer\"} or GSM8K {\"question\", \"answer\"})"},
     {"--task", true, "a task generator's test split instead of --data (arith, countdown, chain)"},
-    {"-k", true, "samples per problem for mean@k and pass@k, k = 1, 2, 4, ..., K (default 4; 0 = greedy only)"},
-    {"--problems", true, "number of problems (default 200)"},
-    {"--temperature", true, "sampling temperature for the k samples (default 1)"},
-    {"--max-new-tokens", true, "generation limit (default 64)"},
-    {"--seed", true, "sampling seed (default 0)"},
+    {"-k", true, "samples per problem for mean@k and pass@k, k = 1, 2, 4, ..., K (default: the run's eval.k, else 4; 0 = greedy only)"},
+    {"--problems", true, "number of problems (default: the run's eval.num_problems, else 200)"},
+    {"--temperature", true, "sampling temperature for the k samples (default: the run's eval.temperature, else 1)"},
+    {"--max-new-tokens", true, "generation limit (default: the run's, else 64)"},
+    {"--seed", true, "sampling seed (default: the run's train.seed, else 0)"},
     {"--out", true, "per-problem results JSONL (default: none)"},
+    threads_flag(),
     device_flag("cpu")};
+
+// The problems: --data, --task (with the run's own options when it is the run's task), or the run's task.
+std::unique_ptr<rl::ProblemSource> problem_source(const Args& args, const std::optional<rl::RunConfig>& run) {
+  GTPO_CHECK(!(args.has("--data") && args.has("--task")), "eval: give at most one of --data and --task");
+  if (args.has("--data")) {
+    const std::string file = args.get("--data", "");
+    return std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_files(file, file));
+  }
+  GTPO_CHECK(args.has("--task") || run.has_value(),
+             "eval: give --data or --task (this checkpoint has no run_config.yaml to take the task from)");
+  const std::string name = args.get("--task", run ? run->task.name : "");
+  const bool runs_task = run && run->task.name == name;
+  if (runs_task && !run->task.test_file.empty() && args.overrides().empty()) {
+    std::fprintf(stderr, "eval: the run's test file %s\n", run->task.test_file.c_str());
+    return std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_files(run->task.test_file, run->task.test_file));
+  }
+  data::TaskOptions options = runs_task ? run->task.options : data::TaskOptions{};
+  if (runs_task && !options.values().empty()) {
+    std::string text;
+    for (const auto& [k, v] : options.values()) text += (text.empty() ? "" : ", ") + k + "=" + v;
+    std::fprintf(stderr, "eval: task %s with the run's options %s\n", name.c_str(), text.c_str());
+  }
+  for (const auto& [k, v] : args.overrides()) options.set(k.rfind("task.", 0) == 0 ? k.substr(5) : k, v);
+  return std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_task(data::make_task(name, options), 0));
 }
+}  // namespace
 
 int run_eval(int argc, char** argv) {
   Args args(argc, argv, kFlags);
   if (args.help()) {
-    std::fputs(usage_text("gtpo eval --checkpoint DIR (--data FILE.jsonl | --task NAME [task.KEY=VALUE ...]) [-k K]",
+    std::fputs(usage_text("gtpo eval --checkpoint DIR|RUN_DIR [--data FILE.jsonl | --task NAME [task.KEY=VALUE ...]] [-k K]",
                           "Greedy accuracy, mean@k and the unbiased pass@k estimator (Chen et al. 2021) over test\n"
-                          "problems. Task options (e.g. difficulty=3) are given as KEY=VALUE.",
+                          "problems. A training checkpoint (or a run directory) brings its run config: without\n"
+                          "--data or --task the run's own task is used, --task of the run's task keeps its task\n"
+                          "options, and the eval settings default to the run's. Task options (e.g. difficulty=3)\n"
+                          "are given as KEY=VALUE and override the run's.",
                           kFlags).c_str(), stdout);
     return 0;
   }
-  GTPO_CHECK(args.has("--data") != args.has("--task"), "eval: give exactly one of --data and --task");
+  apply_threads(args);
   const Device device = device_from(args);
   prepare_device(device);
-  model::LoadedModel m = model::load_model(args.require("--checkpoint"), device);
+  CheckpointInput in = load_checkpoint_input(args, device, "eval");
+  model::LoadedModel& m = in.loaded;
   GTPO_CHECK(m.tokenizer != nullptr, "eval: the checkpoint has no tokenizer");
-  std::unique_ptr<rl::ProblemSource> source;
-  if (args.has("--data")) {
-    const std::string file = args.get("--data", "");
-    source = std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_files(file, file));
-  } else {
-    data::TaskOptions options;
-    for (const auto& [k, v] : args.overrides()) options.set(k.rfind("task.", 0) == 0 ? k.substr(5) : k, v);
-    source = std::make_unique<rl::ProblemSource>(
-        rl::ProblemSource::from_task(data::make_task(args.get("--task", ""), options), 0));
-  }
+  std::unique_ptr<rl::ProblemSource> source = problem_source(args, in.run_config);
   rl::EvalOptions o;
-  o.problems = args.get_int("--problems", 200);
-  o.k = args.get_int("-k", 4);
-  o.temperature = static_cast<float>(args.get_double("--temperature", 1.0));
-  o.max_new_tokens = args.get_int("--max-new-tokens", 64);
-  o.seed = static_cast<uint64_t>(args.get_int("--seed", 0));
+  if (in.run_config) {
+    o = rl::eval_options(*in.run_config);
+  } else {
+    o.problems = 200;
+    o.max_new_tokens = 64;
+  }
+  o.problems = args.get_int("--problems", o.problems, 1, 1 << 24);
+  o.k = args.get_int("-k", o.k, 0, 1 << 16);
+  o.temperature = static_cast<float>(args.get_double("--temperature", o.temperature));
+  GTPO_CHECK(o.temperature >= 0.0f, "eval: --temperature must be >= 0, got ", o.temperature);
+  o.max_new_tokens = args.get_int("--max-new-tokens", o.max_new_tokens, 1, m.model->config().max_position_embeddings);
+  o.seed = static_cast<uint64_t>(args.get_int("--seed", static_cast<int64_t>(o.seed), 0,
+                                              std::numeric_limits<int64_t>::max()));
   rl::EvalResult e = rl::evaluate(*m.model, *m.tokenizer, *source, o);
   std::printf("problems %lld | greedy accuracy %.4f | mean@%lld %.4f", static_cast<long long>(e.problems),
               e.greedy_accuracy, static_cast<long long>(o.k), e.mean_at_k);

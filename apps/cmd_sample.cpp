@@ -2,12 +2,15 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "apps/args.h"
+#include "apps/checkpoint_input.h"
 #include "apps/commands.h"
 #include "apps/device_setup.h"
 #include "model/checkpoint.h"
+#include "model/memory_estimate.h"
 #include "model/sampler.h"
 #include "runtime/error.h"
 
@@ -15,17 +18,18 @@ namespace gtpo::apps {
 
 namespace {
 const std::vector<FlagSpec> kFlags = {
-    {"--checkpoint", true, "checkpoint directory (required)"},
+    checkpoint_flag(),
     {"--prompt", true, "prompt text (encoded with the checkpoint's tokenizer)"},
     {"--prompt-tokens", true, "prompt as comma-separated token ids, instead of --prompt"},
     {"-n", true, "samples per prompt, G (default 1)"},
-    {"--temperature", true, "sampling temperature; 0 = greedy (default 1)"},
-    {"--top-k", true, "keep the k most probable tokens; 0 = off (default 0)"},
-    {"--top-p", true, "nucleus sampling mass; 1 = off (default 1)"},
-    {"--seed", true, "random seed (default 0)"},
-    {"--max-new-tokens", true, "tokens to generate at most (default 64)"},
+    {"--temperature", true, "sampling temperature; 0 = greedy (default: the run's sampler.temperature, else 1)"},
+    {"--top-k", true, "keep the k most probable tokens; 0 = off (default: the run's sampler.top_k, else 0)"},
+    {"--top-p", true, "nucleus sampling mass; 1 = off (default: the run's sampler.top_p, else 1)"},
+    {"--seed", true, "random seed, >= 0 (default 0)"},
+    {"--max-new-tokens", true, "tokens to generate at most (default: the run's sampler.max_new_tokens, else 64)"},
     {"--stop", true, "stop string (ends a sample once its text ends with it)"},
     {"--jsonl", false, "print one JSON object per sample with tokens, logprobs and entropies"},
+    threads_flag(),
     device_flag("cpu")};
 
 std::vector<int32_t> parse_ids(const std::string& text) {
@@ -49,15 +53,19 @@ std::vector<int32_t> parse_ids(const std::string& text) {
 int run_sample(int argc, char** argv) {
   Args args(argc, argv, kFlags);
   if (args.help()) {
-    std::fputs(usage_text("gtpo sample --checkpoint DIR (--prompt TEXT | --prompt-tokens 1,2,3) [-n G] [options]",
+    std::fputs(usage_text("gtpo sample --checkpoint DIR|RUN_DIR (--prompt TEXT | --prompt-tokens 1,2,3) [-n G] [options]",
                           "Samples G continuations of one prompt with a KV cache. Every token comes with its\n"
-                          "log-prob and the full-vocabulary entropy of its (temperature-scaled) distribution.",
+                          "log-prob and the full-vocabulary entropy of its (temperature-scaled) distribution. A training\n"
+                          "checkpoint's run config gives the sampling defaults (its sampler section).",
                           kFlags).c_str(), stdout);
     return 0;
   }
+  apply_threads(args);
   const Device device = device_from(args);
   prepare_device(device);
-  model::LoadedModel loaded = model::load_model(args.require("--checkpoint"), device);
+  CheckpointInput in = load_checkpoint_input(args, device, "sample");
+  model::LoadedModel& loaded = in.loaded;
+  const rl::SamplerSection run_sampler = in.run_config ? in.run_config->sampler : rl::SamplerSection{};
   const data::Tokenizer* tok = loaded.tokenizer.get();
   model::PromptInput prompt;
   GTPO_CHECK(args.has("--prompt") != args.has("--prompt-tokens"), "sample: give exactly one of --prompt and --prompt-tokens");
@@ -66,14 +74,31 @@ int run_sample(int argc, char** argv) {
     prompt.tokens = tok->encode(args.get("--prompt", ""));
   } else {
     prompt.tokens = parse_ids(args.get("--prompt-tokens", ""));
+    for (int32_t id : prompt.tokens)
+      GTPO_CHECK(id >= 0 && id < loaded.model->config().vocab_size, "sample: --prompt-tokens: token id ", id,
+                 " outside [0, ", loaded.model->config().vocab_size, ") (model.vocab_size)");
   }
+  const model::ModelConfig& mc = loaded.model->config();
+  const int64_t context = mc.max_position_embeddings;
+  const int64_t prompt_len = static_cast<int64_t>(prompt.tokens.size());
+  GTPO_CHECK(prompt_len >= 1 && prompt_len < context, "sample: the prompt has ", prompt_len,
+             " tokens; it must have between 1 and ", context - 1, " (model.max_position_embeddings ", context, ")");
   model::SamplingOptions o;
-  o.group_size = args.get_int("-n", 1);
-  o.temperature = static_cast<float>(args.get_double("--temperature", 1.0));
-  o.top_k = args.get_int("--top-k", 0);
-  o.top_p = static_cast<float>(args.get_double("--top-p", 1.0));
-  o.seed = static_cast<uint64_t>(args.get_int("--seed", 0));
-  o.max_new_tokens = args.get_int("--max-new-tokens", 64);
+  o.group_size = args.get_int("-n", 1, 1, 1 << 16);
+  o.temperature = static_cast<float>(args.get_double("--temperature", in.run_config ? run_sampler.temperature : 1.0));
+  GTPO_CHECK(o.temperature >= 0.0f, "sample: --temperature must be >= 0, got ", o.temperature);
+  o.top_k = args.get_int("--top-k", in.run_config ? run_sampler.top_k : 0, 0, mc.vocab_size);
+  o.top_p = static_cast<float>(args.get_double("--top-p", in.run_config ? run_sampler.top_p : 1.0));
+  GTPO_CHECK(o.top_p > 0.0f && o.top_p <= 1.0f, "sample: --top-p must be in (0, 1], got ", o.top_p);
+  o.seed = static_cast<uint64_t>(args.get_int("--seed", 0, 0, std::numeric_limits<int64_t>::max()));
+  o.max_new_tokens = args.get_int("--max-new-tokens", in.run_config ? run_sampler.max_new_tokens : 64, 1,
+                                  context - prompt_len);
+  // Before allocating: -n samples of this length must fit in memory.
+  const double need = model::generation_bytes(mc, o.group_size, prompt_len + o.max_new_tokens);
+  const double have = model::physical_memory_bytes();
+  GTPO_CHECK(have == 0.0 || need < have, "sample: -n ", o.group_size, " samples of ", prompt_len + o.max_new_tokens,
+             " tokens need about ", need / (1 << 30), " GiB of keys, values and logits, more than this machine's ",
+             have / (1 << 30), " GiB: lower -n or --max-new-tokens");
   if (tok) {
     o.eos_id = tok->eos_id();
     o.pad_id = tok->pad_id() >= 0 ? tok->pad_id() : 0;

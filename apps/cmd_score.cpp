@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "apps/args.h"
+#include "apps/checkpoint_input.h"
 #include "apps/commands.h"
 #include "apps/device_setup.h"
 #include "model/checkpoint.h"
@@ -17,17 +18,18 @@ namespace gtpo::apps {
 
 namespace {
 const std::vector<FlagSpec> kFlags = {
-    {"--checkpoint", true, "checkpoint directory (required)"},
+    checkpoint_flag(),
     {"--in", true, "input JSONL: {\"tokens\": [ids], \"prompt_len\": k} per line (required)"},
     {"--out", true, "output JSONL: {\"logprobs\": [...], \"entropies\": [...]} per line (required)"},
-    {"--temperature", true, "temperature of the scored distribution (default 1)"},
+    {"--temperature", true, "temperature of the scored distribution (default: the run's sampler.temperature, else 1)"},
+    threads_flag(),
     device_flag("cpu")};
 }  // namespace
 
 int run_score(int argc, char** argv) {
   Args args(argc, argv, kFlags);
   if (args.help()) {
-    std::fputs(usage_text("gtpo score --checkpoint DIR --in IN.jsonl --out OUT.jsonl [--temperature T]",
+    std::fputs(usage_text("gtpo score --checkpoint DIR|RUN_DIR --in IN.jsonl --out OUT.jsonl [--temperature T]",
                           "For each line, the log-prob of token j given tokens < j and the full-vocabulary entropy\n"
                           "of that distribution, for positions prompt_len .. len-1, computed by the same fused\n"
                           "kernel the trainer and the sampler use.",
@@ -35,11 +37,15 @@ int run_score(int argc, char** argv) {
     return 0;
   }
   const std::string in_path = args.require("--in"), out_path = args.require("--out");
-  const float temperature = static_cast<float>(args.get_double("--temperature", 1.0));
-  GTPO_CHECK(temperature > 0.0f, "score: --temperature must be positive, got ", temperature);
+  apply_threads(args);
   const Device device = device_from(args);
   prepare_device(device);
-  model::LoadedModel loaded = model::load_model(args.require("--checkpoint"), device);
+  CheckpointInput input = load_checkpoint_input(args, device, "score");
+  model::LoadedModel& loaded = input.loaded;
+  const double run_temperature =
+      input.run_config && input.run_config->sampler.temperature > 0 ? input.run_config->sampler.temperature : 1.0;
+  const float temperature = static_cast<float>(args.get_double("--temperature", run_temperature));
+  GTPO_CHECK(temperature > 0.0f, "score: --temperature must be positive, got ", temperature);
   const model::Transformer& m = *loaded.model;
   const int64_t V = m.config().vocab_size;
   std::ifstream in(in_path);

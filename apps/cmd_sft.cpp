@@ -1,5 +1,7 @@
 // gtpo sft: the supervised warm start alone, saved as a model checkpoint that `gtpo train` can start from
 // (train.init_from).
+#include <signal.h>
+
 #include <cstdio>
 
 #include "apps/args.h"
@@ -8,9 +10,11 @@
 #include "apps/run_setup.h"
 #include "model/checkpoint.h"
 #include "rl/evaluate.h"
+#include "rl/non_finite.h"
 #include "rl/run_config.h"
 #include "rl/run_log.h"
 #include "rl/sft.h"
+#include "rl/trainer.h"
 #include "runtime/error.h"
 
 namespace gtpo::apps {
@@ -26,7 +30,8 @@ int run_sft(int argc, char** argv) {
     std::fputs(usage_text("gtpo sft CONFIG.yaml [section.key=value ...] [--out DIR]",
                           "Supervised warm start on the task's reference solutions (loss on the solution tokens\n"
                           "only) for sft.steps steps of sft.batch_size; then a greedy test evaluation and a model\n"
-                          "checkpoint.",
+                          "checkpoint. SIGINT (^C) or SIGTERM stops after the current step and writes the checkpoint\n"
+                          "of the steps done, without the evaluation (exit status 130 or 143).",
                           kFlags).c_str(), stdout);
     return 0;
   }
@@ -38,16 +43,35 @@ int run_sft(int argc, char** argv) {
   print_config_notes(config);
   RunObjects run = build_run(config);
   const std::string out = args.get("--out", config.train.out_dir + "/sft");
+  model::check_replaceable_checkpoint(out, "sft --out");  // before the work, not after it
   rl::JsonlLog log(config.train.out_dir + "/sft.jsonl", 0);
   uint64_t cursor = 0;
-  rl::run_sft(*run.model, *run.tokenizer, *run.source, config, cursor, [&](const rl::SftStep& s) {
-    log.write({{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm}, {"seconds", s.seconds}});
-    if (config.log.progress && (s.step == 1 || s.step % 10 == 0 || s.step == config.sft.steps))
-      std::fprintf(stderr, "sft %lld/%lld | loss %.4f | lr %.2e\n", static_cast<long long>(s.step),
-                   static_cast<long long>(config.sft.steps), s.loss, s.lr);
-  });
+  int64_t steps_done = 0;
+  optim::AdamW optimizer(run.model->parameters(), rl::sft_adam_options(config));
+  install_stop_handler();
+  try {
+    const auto on_step = [&](const rl::SftStep& s) {
+      log.write({{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm}, {"seconds", s.seconds}});
+      if (config.log.progress && (s.step == 1 || s.step % 10 == 0 || s.step == config.sft.steps))
+        std::fprintf(stderr, "sft %lld/%lld | loss %.4f | lr %.2e\n", static_cast<long long>(s.step),
+                     static_cast<long long>(config.sft.steps), s.loss, s.lr);
+    };
+    rl::continue_sft(*run.model, *run.tokenizer, *run.source, config, optimizer, steps_done, cursor, on_step,
+                     rl::stop_requested);
+  } catch (const rl::NonFiniteError& e) {
+    fail(e.what(), "; no checkpoint was written (", out, " is as it was)");
+  }
+  if (rl::stop_requested()) {  // the steps done are saved; nothing more is measured
+    model::save_model(out, *run.model, run.tokenizer.get(), "", {{"run_config.yaml", rl::resolved_config_yaml(config)}});
+    std::printf("stopped by %s after %lld of %lld SFT steps: test accuracy not measured; checkpoint (%lld steps): %s\n",
+                rl::stop_signal() == SIGTERM ? "SIGTERM" : "SIGINT", static_cast<long long>(steps_done),
+                static_cast<long long>(config.sft.steps), static_cast<long long>(steps_done), out.c_str());
+    return 128 + rl::stop_signal();
+  }
   rl::EvalResult e = rl::evaluate(*run.model, *run.tokenizer, *run.source, rl::eval_options(config));
-  model::save_model(out, *run.model, run.tokenizer.get());
+  // With the run config beside the model, eval, sample and score default to this run's task and settings.
+  model::save_model(out, *run.model, run.tokenizer.get(), "",
+                    {{"run_config.yaml", rl::resolved_config_yaml(config)}});
   std::printf("test accuracy (greedy) after SFT: %.3f on %lld problems; checkpoint: %s\n", e.greedy_accuracy,
               static_cast<long long>(e.problems), out.c_str());
   return 0;

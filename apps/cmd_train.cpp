@@ -1,4 +1,6 @@
 // gtpo train: SFT warm start (when sft.steps > 0), then RL, in a run directory that can be resumed.
+#include <signal.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -9,6 +11,7 @@
 #include "apps/device_setup.h"
 #include "apps/run_setup.h"
 #include "rl/run_config.h"
+#include "rl/run_dir.h"
 #include "rl/trainer.h"
 #include "runtime/dist/communicator.h"
 #include "runtime/error.h"
@@ -16,8 +19,31 @@
 namespace gtpo::apps {
 
 namespace {
+// Says what was measured and what was not: an interrupted run has no "after RL" accuracy.
+void print_train_summary(const rl::TrainSummary& s, const rl::RunConfig& c) {
+  if (s.interrupted)
+    std::printf("stopped by %s after %lld of %lld SFT steps and %lld of %lld RL steps\n",
+                s.stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", static_cast<long long>(s.sft_steps),
+                static_cast<long long>(c.sft.steps), static_cast<long long>(s.steps), static_cast<long long>(c.train.steps));
+  if (s.accuracy_before_rl < 0) {
+    std::printf("test accuracy (greedy): not measured (the run stopped before RL)\n");
+  } else if (s.accuracy_step == s.steps && s.steps > 0) {
+    std::printf("test accuracy (greedy): before RL %.3f -> after RL %.3f (%+.1f points) after %lld steps\n",
+                s.accuracy_before_rl, s.accuracy_after_rl, 100.0 * (s.accuracy_after_rl - s.accuracy_before_rl),
+                static_cast<long long>(s.steps));
+  } else if (s.accuracy_step > 0) {
+    std::printf("test accuracy (greedy): before RL %.3f, at step %lld %.3f; not measured after step %lld\n",
+                s.accuracy_before_rl, static_cast<long long>(s.accuracy_step), s.accuracy_after_rl,
+                static_cast<long long>(s.steps));
+  } else {
+    std::printf("test accuracy (greedy): before RL %.3f; not measured after RL (%lld steps)\n", s.accuracy_before_rl,
+                static_cast<long long>(s.steps));
+  }
+}
+
 const std::vector<FlagSpec> kFlags = {
     {"--resume", true, "continue the run in this directory from its latest checkpoint (its config.yaml is used)"},
+    {"--overwrite", false, "start over in a train.out_dir that holds an earlier run: removes that run's files first"},
     device_flag("train.device, cpu; same as train.device=VALUE")};
 }
 
@@ -28,13 +54,17 @@ int run_train(int argc, char** argv) {
                           "Trains with the algorithm of rl.algo: an optional supervised warm start (sft.steps), then\n"
                           "RL steps of grouped rollouts, verification, shaped rewards and advantages, and clipped\n"
                           "policy updates. Writes config.yaml, metrics.jsonl, eval.jsonl, samples.jsonl and\n"
-                          "checkpoints/ under train.out_dir. ^C stops after the current step with a checkpoint.\n"
+                          "checkpoints/ under train.out_dir, which must be empty or new (a run directory belongs to\n"
+                          "one run: --resume continues it, --overwrite starts over). SIGINT (^C) or SIGTERM stops\n"
+                          "after the current SFT or RL step with a checkpoint (exit status 130 or 143).\n"
                           "mpirun -np N gtpo train ... runs N data-parallel ranks (docs/distributed.md).\n"
                           "Every key and its default: docs/configuration.md.",
                           kFlags).c_str(), stdout);
     return 0;
   }
   const bool resume = args.has("--resume");
+  GTPO_CHECK(!(resume && args.has("--overwrite")), "train: --resume continues a run and --overwrite starts over: "
+             "give one of them");
   std::string config_path;
   if (resume) {
     GTPO_CHECK(args.positionals().empty(), "train: with --resume, give no CONFIG (the run's config.yaml is used)");
@@ -49,12 +79,18 @@ int run_train(int argc, char** argv) {
   add_device_override(args, overrides);
   rl::RunConfig config = rl::load_run_config(config_path, overrides);
   // Under mpirun: one data-parallel rank of several (every rank reads the same config and builds the same
-  // model from the same seed or checkpoint); otherwise the single process of today.
+  // model from the same seed or checkpoint); rank 0 alone touches the run directory. Otherwise one process.
   std::unique_ptr<dist::Communicator> comm = dist::make_communicator(config.train.collective_timeout_s);
-  if (comm->writer()) print_config_notes(config);
+  const bool writer = comm->writer();
+  if (writer) print_config_notes(config);
+  // A run directory belongs to one run: checked before anything else; with --overwrite the old run is removed
+  // only once this run's setup has passed its checks (a bad config must not cost the old run).
+  const bool overwrite = !resume && args.has("--overwrite");
+  if (writer && !resume && !overwrite) rl::require_fresh_run_directory(config.train.out_dir);
   RunObjects run = build_run(config);
+  if (writer && overwrite) rl::clear_run_directory(config.train.out_dir);
   install_stop_handler();
-  if (comm->writer())
+  if (writer)
     std::fprintf(stderr, "gtpo train: %s on task %s, %s model with %lld parameters on %s%s -> %s\n",
                  config.rl.algo.c_str(), run.source->name().c_str(),
                  model::architecture_name(run.model->config().architecture),
@@ -69,12 +105,12 @@ int run_train(int argc, char** argv) {
     if (comm->size() == 1) throw;
     comm->abort(e.what());  // the other ranks would wait for this one until their timeout
   }
-  if (!comm->writer()) return s.interrupted ? 130 : 0;
-  std::printf("test accuracy (greedy): before RL %.3f -> after RL %.3f (%+.1f points) after %lld steps%s\n",
-              s.accuracy_before_rl, s.accuracy_after_rl, 100.0 * (s.accuracy_after_rl - s.accuracy_before_rl),
-              static_cast<long long>(s.steps), s.interrupted ? " (interrupted)" : "");
+  if (!writer) return s.interrupted ? 128 + (s.stop_signal > 0 ? s.stop_signal : 2) : 0;
+  print_train_summary(s, config);
   std::printf("checkpoint: %s\n", s.checkpoint.c_str());
-  return s.interrupted ? 130 : 0;
+  if (!s.interrupted) return 0;
+  std::printf("continue with: gtpo train --resume %s\n", config.train.out_dir.c_str());
+  return 128 + (s.stop_signal > 0 ? s.stop_signal : 2);
 }
 
 }  // namespace gtpo::apps

@@ -4,13 +4,14 @@
 
 #include <unistd.h>
 
-#include <csignal>
+#include <signal.h>
 #include <cstdio>
 
 #include "apps/device_setup.h"
 #include "data/tasks/registry.h"
 #include "data/tokenizer/char_tokenizer.h"
 #include "model/checkpoint.h"
+#include "rl/run_checks.h"
 #include "runtime/error.h"
 
 namespace gtpo::apps {
@@ -29,10 +30,11 @@ std::unique_ptr<data::Tokenizer> make_tokenizer(const rl::TokenizerSection& t, c
   fail("tokenizer: unknown kind");
 }
 
-void stop_handler(int) {
-  if (rl::stop_requested()) std::_Exit(130);
-  rl::request_stop();
-  static const char msg[] = "\ninterrupt: finishing the current step and writing a checkpoint (^C again to kill)\n";
+void stop_handler(int signal) {
+  if (rl::stop_requested()) std::_Exit(128 + signal);
+  rl::request_stop(signal);
+  static const char msg[] =
+      "\nstop requested: finishing the current step and writing a checkpoint (the same signal again kills)\n";
   [[maybe_unused]] auto n = ::write(2, msg, sizeof msg - 1);
 }
 }  // namespace
@@ -44,13 +46,21 @@ void add_device_override(const Args& args, rl::ConfigOverrides& overrides) {
   overrides.emplace_back("train.device", value);
 }
 
-void install_stop_handler() { std::signal(SIGINT, stop_handler); }
+void install_stop_handler() {
+  struct sigaction action {};
+  action.sa_handler = stop_handler;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;  // blocking reads and writes carry on; the loop polls the flag between steps
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
 
 RunObjects build_run(rl::RunConfig& c) {
   if (c.train.threads > 0) omp_set_num_threads(static_cast<int>(c.train.threads));
   // First, so that a missing GPU is reported before any work (and before the task is built).
   prepare_device(c.train.device, BackendOptions{c.train.matmul_precision, c.train.deterministic});
   RunObjects run;
+  bool tokenizer_from_checkpoint = false;
   if (!c.task.train_file.empty())
     run.source = std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_files(c.task.train_file, c.task.test_file));
   else
@@ -60,6 +70,7 @@ RunObjects build_run(rl::RunConfig& c) {
   if (!c.train.init_from.empty()) {
     model::LoadedModel loaded = model::load_model(c.train.init_from, c.train.device);
     run.model = std::move(loaded.model);
+    tokenizer_from_checkpoint = loaded.tokenizer != nullptr;
     run.tokenizer = loaded.tokenizer ? std::move(loaded.tokenizer)
                                      : make_tokenizer(c.tokenizer, *run.source, run.model->config().vocab_size);
     c.model = run.model->config();
@@ -71,8 +82,12 @@ RunObjects build_run(rl::RunConfig& c) {
     run.model = std::make_unique<model::Transformer>(*c.model, c.train.device);
     run.model->init_weights(c.train.seed);
   }
-  GTPO_CHECK(run.tokenizer->vocab_size() <= run.model->config().vocab_size, "the tokenizer has ",
-             run.tokenizer->vocab_size(), " tokens but model.vocab_size is ", run.model->config().vocab_size);
+  std::string tokenizer_where = c.tokenizer.kind == rl::TokenizerKind::File ? "tokenizer.file " + c.tokenizer.file
+                                : c.tokenizer.kind == rl::TokenizerKind::Byte ? "tokenizer.kind byte"
+                                                                               : "tokenizer.kind char";
+  if (tokenizer_from_checkpoint) tokenizer_where = "the tokenizer of train.init_from " + c.train.init_from;
+  // Before any work: a mismatch found at the first rollout would come after all of SFT.
+  rl::check_run_consistency(c, run.model->config(), *run.tokenizer, tokenizer_where, *run.source);
   return run;
 }
 

@@ -28,7 +28,8 @@ void print_config_notes(const rl::RunConfig& config);
 // The "--device cpu|cuda" argument of train and sft as the config override train.device=VALUE (checked
 // here, so a bad value names the flag); nothing when the flag is absent.
 void add_device_override(const Args& args, rl::ConfigOverrides& overrides);
-// Installs a SIGINT handler that asks the trainer to stop and checkpoint (a second ^C kills).
+// Installs SIGINT and SIGTERM handlers that ask the trainer to stop after the current step and checkpoint
+// (a second signal kills at once, with exit status 128 + signal).
 void install_stop_handler();
 
 }  // namespace gtpo::apps

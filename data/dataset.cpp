@@ -1,6 +1,10 @@
 #include "data/dataset.h"
 
+#include <algorithm>
+
+#include "data/tasks/registry.h"
 #include "data/verify/answer.h"
+#include "runtime/config_codec.h"
 
 namespace gtpo::data {
 
@@ -74,6 +78,22 @@ Problem problem_from_json(const JsonLine& line) {
   }
   if (p.prompt.empty() || p.prompt == "\n") fail_at(line, "empty prompt");
   p.key = p.prompt;
+  // A row may name the task whose verifier judges it ("task": "countdown", as problem_to_json writes).
+  if (const auto task = optional_string(line, "task"); task && *task != "jsonl") {
+    const std::vector<std::string> names = task_names();
+    if (std::find(names.begin(), names.end(), *task) == names.end())
+      fail_at(line, "field 'task' names no task: '", *task, "' (valid: jsonl, ", config::join(names), ")");
+    p.task = *task;
+    if (p.task == "countdown") {
+      for (const auto& n : require_array(line, "numbers")) {
+        if (!n.is_number_integer()) fail_at(line, "field 'numbers' must hold integers (got ", json_type_name(n), ")");
+        p.numbers.push_back(n.get<int64_t>());
+      }
+      if (p.numbers.empty()) fail_at(line, "field 'numbers' is empty");
+      p.target = require_int(line, "target");
+    }
+  }
+  p.row = line.value.dump();
   return p;
 }
 

@@ -2,6 +2,8 @@
 //   {"prompt": "...", "answer": "42" | 42, "solution": "..." (optional)}
 //   {"question": "...", "answer": "...reasoning... #### 42"}                (GSM8K)
 // and becomes a Problem with task "jsonl"; judge completions with check_final_answer(problem.answer, ...).
+// A row may name a task ("task": "countdown", with its "numbers" and "target") whose verifier then judges
+// it instead. The whole row is kept (Problem::row), every column, for external reward functions.
 // Any bad line is a gtpo::Error "FILE:LINE: problem". Formats are documented in docs/tasks.md.
 #pragma once
 #include <string>

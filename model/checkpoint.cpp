@@ -2,10 +2,12 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <filesystem>
 #include <set>
 
 #include "runtime/error.h"
+#include "runtime/io/atomic_dir.h"
 #include "runtime/io/atomic_file.h"
 #include "runtime/io/safetensors.h"
 
@@ -36,6 +38,9 @@ bool ignorable_extra(const std::string& name, const Transformer& model) {
 void add_weights(io::SafetensorsWriter& writer, const Transformer& model) {
   for (const optim::Parameter& p : model.parameters()) {
     std::vector<float> values = p.tensor.to_vector();
+    for (float v : values)
+      GTPO_CHECK(std::isfinite(v), "refusing to save tensor '", p.name, "': it holds ", v,
+                 " (non-finite weights: the model has diverged)");
     writer.add_f32(p.name, p.tensor.shape().dims(), values);
   }
 }
@@ -56,7 +61,11 @@ void load_weights(Transformer& model, const io::SafetensorsFile& file, const std
                shape_text(entry->shape), ", expected ", p.tensor.shape().str(), " from config.yaml");
     GTPO_CHECK(entry->dtype == "F32" || entry->dtype == "F16" || entry->dtype == "BF16", label, ": tensor '",
                p.name, "' has dtype ", entry->dtype, ", expected F32 (or F16/BF16, widened to f32)");
-    p.tensor.copy_(Tensor::from_vector(file.read_f32(found), p.tensor.shape()));
+    std::vector<float> values = file.read_f32(found);
+    for (size_t i = 0; i < values.size(); ++i)
+      GTPO_CHECK(std::isfinite(values[i]), label, ": tensor '", p.name, "' holds a non-finite value (", values[i],
+                 " at element ", i, "): the checkpoint was saved from a diverged run");
+    p.tensor.copy_(Tensor::from_vector(values, p.tensor.shape()));
     used.insert(found);
   }
   for (const io::SafetensorsEntry& e : file.entries())
@@ -65,8 +74,35 @@ void load_weights(Transformer& model, const io::SafetensorsFile& file, const std
                " config has no such parameter");
 }
 
+bool is_checkpoint_file(const std::string& name) {
+  static const std::set<std::string> names = {kWeightsFile,      kConfigFile,  kTokenizerFile,
+                                              "run_config.yaml", "state.json", "optimizer.safetensors",
+                                              "reference.safetensors"};
+  return names.count(name) != 0;
+}
+
+void check_replaceable_checkpoint(const std::string& dir, const std::string& what) {
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) return;
+  GTPO_CHECK(std::filesystem::is_directory(dir, ec), what, " '", dir, "' exists and is not a directory");
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    GTPO_CHECK(e.is_regular_file() && is_checkpoint_file(name), what, " '", dir, "' holds '", name,
+               "', which is not a checkpoint file: not replacing it (choose a new directory or remove it)");
+  }
+}
+
 void save_model(const std::string& dir, const Transformer& model, const data::Tokenizer* tokenizer,
-                const std::string& extra_yaml) {
+                const std::string& extra_yaml, const std::vector<ExtraFile>& extra_files) {
+  check_replaceable_checkpoint(dir, "checkpoint directory");
+  io::write_directory_atomic(dir, [&](const std::string& tmp) {
+    save_model_files(tmp, model, tokenizer, extra_yaml);
+    for (const ExtraFile& f : extra_files) io::write_file_atomic(join(tmp, f.name.c_str()), f.content);
+  });
+}
+
+void save_model_files(const std::string& dir, const Transformer& model, const data::Tokenizer* tokenizer,
+                      const std::string& extra_yaml) {
   io::make_directories(dir);
   io::SafetensorsWriter writer;
   add_weights(writer, model);
@@ -83,7 +119,8 @@ void save_model(const std::string& dir, const Transformer& model, const data::To
   io::write_file_atomic(join(dir, kConfigFile), yaml);
 }
 
-LoadedModel load_model(const std::string& dir, Device device) {
+LoadedModel load_model(const std::string& requested_dir, Device device) {
+  const std::string dir = io::readable_directory(requested_dir);
   GTPO_CHECK(std::filesystem::is_directory(dir), "checkpoint '", dir, "' is not a directory");
   const std::string config_path = join(dir, kConfigFile);
   GTPO_CHECK(std::filesystem::exists(config_path), "checkpoint '", dir, "': ", kConfigFile,

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "model/memory_estimate.h"
 #include "runtime/error.h"
 
 namespace gtpo::model {
@@ -155,6 +156,18 @@ void validate_model_config(const ModelConfig& c, const std::string& where) {
              c.head_dim(), " (hidden_size / num_attention_heads)");
   GTPO_CHECK(c.norm_eps > 0.0f, where, ": the norm epsilon must be positive");
   GTPO_CHECK(c.rope_theta > 0.0f, where, ": model.rope_theta must be positive");
+  // Before allocating: f32 weights (an upper estimate of the parameter count) must fit in memory, or a size
+  // typed with too many digits ends in std::bad_alloc instead of an error naming the keys.
+  const double C = static_cast<double>(c.hidden_size), F = static_cast<double>(c.intermediate_size);
+  const double V = static_cast<double>(c.vocab_size), P = static_cast<double>(c.max_position_embeddings);
+  const double per_layer = 4.0 * C * C + 3.0 * C * F + 8.0 * C;
+  const double weight_bytes = 4.0 * (2.0 * V * C + P * C + static_cast<double>(c.num_hidden_layers) * per_layer);
+  const double have = physical_memory_bytes();
+  GTPO_CHECK(have == 0.0 || weight_bytes < have, where, ": the model's weights alone need about ",
+             weight_bytes / (1024.0 * 1024.0 * 1024.0), " GiB (model.vocab_size ", c.vocab_size, ", hidden_size ",
+             c.hidden_size, ", num_hidden_layers ", c.num_hidden_layers, ", intermediate_size ", c.intermediate_size,
+             ", max_position_embeddings ", c.max_position_embeddings, "), more than this machine's ",
+             have / (1024.0 * 1024.0 * 1024.0), " GiB of memory");
 }
 
 std::string model_config_to_yaml(const ModelConfig& c) {

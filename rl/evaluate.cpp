@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "model/sampler.h"
+#include "rl/non_finite.h"
 #include "rl/pass_at_k.h"
 #include "rl/run_config_schema.h"
 #include "rl/rollout_phase.h"
@@ -34,6 +35,9 @@ EvalResult evaluate(const model::Transformer& model, const data::Tokenizer& toke
     greedy.temperature = 0.0f;
     greedy.max_new_tokens = o.max_new_tokens;
     std::vector<model::Sample> g = model::sample_groups(model, prompts, greedy);
+    // A diverged model decodes garbage that merely scores 0: stop instead (rl/non_finite.h).
+    for (const model::Sample& sample : g)
+      for (float lp : sample.logprobs) check_finite(lp, "eval", -1, "log-probability of a greedy token");
     for (int64_t i = b0; i < b1; ++i) {
       const size_t local = static_cast<size_t>(i - b0);
       EvalRecord& rec = result.records[static_cast<size_t>(i)];
@@ -89,8 +93,9 @@ std::vector<RunKey> schema::eval_keys() {
   return {
       field("eval", "every", &RunConfig::eval, &EvalSection::every, i64(0),
             "evaluate every this many RL steps; 0 = only at the start and the end"),
-      field("eval", "num_problems", &RunConfig::eval, &EvalSection::num_problems, i64(1), "test problems per evaluation"),
-      field("eval", "k", &RunConfig::eval, &EvalSection::k, i64(1),
+      field("eval", "num_problems", &RunConfig::eval, &EvalSection::num_problems,
+            config::integer<int64_t>(1, 1 << 24), "test problems per evaluation"),
+      field("eval", "k", &RunConfig::eval, &EvalSection::k, config::integer<int64_t>(1, 1 << 16),
             "samples per problem: pass@k and mean@k for k = 1, 2, 4, ... and eval.k itself"),
       field("eval", "temperature", &RunConfig::eval, &EvalSection::temperature,
             config::number(0, std::numeric_limits<double>::infinity()),

@@ -1,6 +1,7 @@
 #include "rl/problem_source.h"
 
 #include "data/dataset.h"
+#include "data/tasks/registry.h"
 #include "data/verify/answer.h"
 #include "runtime/error.h"
 
@@ -19,6 +20,9 @@ ProblemSource ProblemSource::from_files(const std::string& train_path, const std
   s.test_ = data::load_problems(test_path);
   GTPO_CHECK(!s.train_.empty(), train_path, ": no problems");
   GTPO_CHECK(!s.test_.empty(), test_path, ": no problems");
+  for (const auto* set : {&s.train_, &s.test_})
+    for (const data::Problem& p : *set)
+      if (p.task != "jsonl" && !s.row_tasks_.count(p.task)) s.row_tasks_[p.task] = data::make_task(p.task);
   return s;
 }
 
@@ -38,7 +42,10 @@ int64_t ProblemSource::test_count(int64_t wanted) const {
 }
 
 data::Verdict ProblemSource::check(const data::Problem& problem, std::string_view completion) const {
-  return task_ ? task_->check(problem, completion) : data::check_final_answer(problem.answer, completion);
+  if (task_) return task_->check(problem, completion);
+  const auto named = row_tasks_.find(problem.task);  // a row that names its task keeps its verifier
+  return named != row_tasks_.end() ? named->second->check(problem, completion)
+                                   : data::check_final_answer(problem.answer, completion);
 }
 
 std::string ProblemSource::alphabet() const {

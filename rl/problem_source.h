@@ -2,6 +2,7 @@
 // pair of JSONL files. Indices are the data cursor: problem i of a split is fixed for a given seed.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,8 @@ class ProblemSource {
   data::Problem test(uint64_t index) const;
   // Number of distinct test problems: the file's size, or `wanted` for a generator.
   int64_t test_count(int64_t wanted) const;
+  // Number of train problems in the file; 0 for a generator (it has no end).
+  int64_t train_size() const { return task_ ? 0 : static_cast<int64_t>(train_.size()); }
   data::Verdict check(const data::Problem& problem, std::string_view completion) const;
   // Characters prompts and solutions can hold (for a character-level tokenizer).
   std::string alphabet() const;
@@ -28,6 +31,8 @@ class ProblemSource {
   std::shared_ptr<data::Task> task_;
   uint64_t seed_ = 0;
   std::vector<data::Problem> train_, test_;
+  // Verifiers of the tasks the files' rows name ("task": "countdown"), by name.
+  std::map<std::string, std::shared_ptr<data::Task>> row_tasks_;
 };
 
 }  // namespace gtpo::rl

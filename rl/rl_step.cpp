@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 
 #include "rl/diagnostics.h"
+#include "rl/non_finite.h"
 #include "runtime/backend.h"
 
 namespace gtpo::rl {
@@ -13,12 +15,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-nlohmann::json step_metrics(int64_t step, float lr, const RlStepResult& r) {
+nlohmann::json step_metrics(int64_t step, float lr, const RlStepResult& r, const RewardSection& rewards) {
   const RolloutBatch& batch = r.batch;
   double reward_sum = 0, reward_sq = 0, len_sum = 0, len_max = 0, truncated = 0, ent_sum = 0, ent_n = 0;
   for (std::size_t i = 0; i < batch.items.size(); ++i) {
     const RolloutItem& it = batch.items[i];
-    const double reward = it.verdict.correct ? 1.0 : 0.0;
+    const double reward = it.reward.total;  // c_i without reward functions
     reward_sum += reward;
     reward_sq += reward * reward;
     len_sum += static_cast<double>(it.sample.tokens.size());
@@ -30,7 +32,7 @@ nlohmann::json step_metrics(int64_t step, float lr, const RlStepResult& r) {
   const double reward_mean = reward_sum / n_items;
   const Diagnostics& d = r.advantages.diagnostics;
   const UpdateStats& up = r.update;
-  return {
+  nlohmann::json m = {
       {"step", step},
       {"lr", lr},
       {"accuracy",
@@ -68,6 +70,13 @@ nlohmann::json step_metrics(int64_t step, float lr, const RlStepResult& r) {
       {"seconds_advantages", r.seconds_advantages},
       {"seconds_update", r.seconds_update},
   };
+  if (has_reward_functions(rewards)) {  // rewards/NAME/mean, /std (and components) over every sampled response
+    std::vector<const RewardOutcome*> outcomes;
+    for (const RewardOutcome& o : batch.sampled_rewards) outcomes.push_back(&o);
+    m.update(reward_metrics(reward_functions(rewards), outcomes));
+    m["seconds_rewards"] = batch.seconds_rewards;  // part of seconds_rollout
+  }
+  return m;
 }
 
 }  // namespace
@@ -85,10 +94,21 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
   RlStepResult r;
   const model::SamplingOptions sampling = sampling_options(config.sampler, m.tokenizer, config.train.seed);
 
+  std::unique_ptr<RewardRunner> own_rewards;
+  RewardRunner* rewards = m.rewards;
+  if (rewards == nullptr) {
+    own_rewards = std::make_unique<RewardRunner>(config.reward, config.sampler);
+    rewards = own_rewards.get();
+  }
+
   auto t = Clock::now();
   r.batch = collect_rollouts(m.policy, m.tokenizer, m.source, cursor, config.train.prompts_per_step, sampling,
-                             config.rl, m.comm);
+                             config.rl, rewards, step, m.comm);
   r.seconds_rollout = seconds_since(t);
+  for (const RolloutItem& item : r.batch.items)  // a diverged policy samples from NaN logits: stop here
+    for (float lp : item.sample.logprobs) check_finite(lp, "rl", step, "log-probability of a sampled token");
+  for (const Response& response : r.batch.responses)
+    for (float e : response.entropies) check_finite(e, "rl", step, "entropy of a sampled token");
 
   t = Clock::now();
   const Grouping groups = r.batch.groups();
@@ -107,7 +127,7 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
   backend_for(m.policy.device()).synchronize();  // the optimiser's kernels may still be queued on a GPU
   r.seconds_update = seconds_since(t);
 
-  r.metrics = step_metrics(step, lr, r);
+  r.metrics = step_metrics(step, lr, r, config.reward);
   std::vector<std::vector<float>> old_logprobs;  // a copy per step: small next to the rollout itself
   for (const RolloutItem& it : r.batch.items) old_logprobs.push_back(it.sample.logprobs);
   const double cov = logprob_advantage_covariance(old_logprobs, r.advantages.responses);

@@ -1,5 +1,6 @@
 // One RL step, the one function the training loop, `gtpo bench --workload rlstep` and the tests call:
-// rollout (sample G responses per prompt with the old policy's log-probs and entropies) → verify →
+// rollout (sample G responses per prompt with the old policy's log-probs and entropies) → verify and
+// score (reward functions, rl/reward.h; a failing external reward stops the step before any update) →
 // dynamic sampling (rl.dynamic_sampling, done once, in the rollout phase) → shaped rewards and
 // advantages (rl.algo) → clipped policy updates (rl.ppo_epochs × mini-batches × micro-batches).
 // The per-response data flows once: the sampler's entropies move into the advantage math's Response, and
@@ -14,6 +15,7 @@
 #include "rl/advantages.h"
 #include "rl/policy_update.h"
 #include "rl/problem_source.h"
+#include "rl/reward_runner.h"
 #include "rl/rollout_phase.h"
 #include "rl/run_config.h"
 #include "runtime/dist/communicator.h"
@@ -28,6 +30,9 @@ struct RlStepModels {
   optim::AdamW& optimizer;
   const data::Tokenizer& tokenizer;
   const ProblemSource& source;
+  // The run's reward functions with their processes (rl/reward_runner.h); null = a runner made for this
+  // step alone from the config (external processes then live for one step).
+  RewardRunner* rewards = nullptr;
   // The ranks of a data-parallel run (docs/distributed.md); every rank returns the same result.
   dist::Communicator& comm = dist::single_process();
 };

@@ -12,6 +12,8 @@ int response_length(const Response& r) {
 
 bool is_correct(const Response& r) { return r.correct && !r.truncated; }
 
+double outcome_reward(const Response& r) { return r.reward ? *r.reward : is_correct(r) ? 1.0 : 0.0; }
+
 void validate_response(const Response& r, bool needs_entropies, const std::string& where) {
   const std::size_t n = r.entropies.size();
   if (r.length >= 0 && n != 0) {

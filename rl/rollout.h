@@ -1,6 +1,7 @@
 // The host-side view of one rollout batch that the advantage math consumes and produces.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,13 @@ struct Response {
   bool truncated = false;   // hit sampler.max_new_tokens; a truncated response counts as incorrect
   int length = -1;          // |o_i| in tokens, EOS included; < 0 means entropies.size()
   std::vector<float> entropies;
+  // r_i of the reward functions (rl/reward.h) when the run lists them; absent, the outcome reward is the
+  // algorithm's function of correctness (c_i for grpo and dr_grpo, 2c_i − 1 for dapo).
+  std::optional<double> reward;
 };
+
+// The outcome reward of grpo and dr_grpo: r_i when given, else c_i.
+double outcome_reward(const Response& r);
 
 // |o_i| after applying the "length defaults to the number of entropies" rule.
 int response_length(const Response& r);

@@ -1,7 +1,9 @@
 #include "rl/rollout_phase.h"
+#include "rl/reward_runner.h"
 #include "rl/run_config_schema.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 #include "runtime/error.h"
@@ -36,9 +38,9 @@ Grouping RolloutBatch::groups() const {
 namespace {
 
 // One prompt group as the ranks exchange it: what the update, the metrics and samples.jsonl read.
-void put_group(dist::ByteWriter& w, const std::vector<RolloutItem>& group) {
-  w.put<uint64_t>(group.size());
-  for (const RolloutItem& it : group) {
+void put_items(dist::ByteWriter& w, const std::vector<RolloutItem>& items) {
+  w.put<uint64_t>(items.size());
+  for (const RolloutItem& it : items) {
     w.put(it.problem_index);
     w.put(it.sample.prompt_id);
     w.put(it.sample.sample_index);
@@ -53,12 +55,25 @@ void put_group(dist::ByteWriter& w, const std::vector<RolloutItem>& group) {
     w.put<uint8_t>(it.verdict.has_answer);
     w.put_string(it.verdict.extracted);
     w.put<uint8_t>(it.truncated);
+    w.put(it.reward.total);
+    w.put<uint8_t>(it.reward.correct);
+    w.put<uint64_t>(it.reward.scores.size());
+    for (const RewardScore& score : it.reward.scores) {
+      w.put(score.value);
+      w.put<uint8_t>(score.correct.has_value() ? (*score.correct ? 2 : 1) : 0);
+      w.put<uint64_t>(score.components.size());
+      for (const auto& [name, value] : score.components) {
+        w.put_string(name);
+        w.put(value);
+      }
+    }
   }
 }
 
-std::vector<RolloutItem> get_group(dist::ByteReader& r, const ProblemSource& source) {
-  std::vector<RolloutItem> group(r.get<uint64_t>());
-  for (RolloutItem& it : group) {
+void get_items(dist::ByteReader& r, const ProblemSource& source, std::vector<RolloutItem>& out) {
+  const uint64_t n = r.get<uint64_t>();
+  for (uint64_t i = 0; i < n; ++i) {
+    RolloutItem& it = out.emplace_back();
     it.problem_index = r.get<uint64_t>();
     it.problem = source.train(it.problem_index);  // deterministic: cheaper to look up than to send
     it.sample.prompt_id = r.get<uint64_t>();
@@ -74,20 +89,30 @@ std::vector<RolloutItem> get_group(dist::ByteReader& r, const ProblemSource& sou
     it.verdict.has_answer = r.get<uint8_t>();
     it.verdict.extracted = r.get_string();
     it.truncated = r.get<uint8_t>();
+    it.reward.total = r.get<double>();
+    it.reward.correct = r.get<uint8_t>();
+    it.reward.scores.resize(r.get<uint64_t>());
+    for (RewardScore& score : it.reward.scores) {
+      score.value = r.get<double>();
+      const uint8_t correct = r.get<uint8_t>();
+      if (correct) score.correct = correct == 2;
+      score.components.resize(r.get<uint64_t>());
+      for (auto& [name, value] : score.components) {
+        name = r.get_string();
+        value = r.get<double>();
+      }
+    }
   }
-  return group;
 }
 
-// Every rank's groups of one round, in rank order, i.e. in prompt order; sampler counters summed.
-std::vector<std::vector<RolloutItem>> gather_groups(dist::Communicator& comm, const ProblemSource& source,
-                                                    std::vector<std::vector<RolloutItem>> mine,
-                                                    model::SamplerStats& stats) {
+// Every rank's scored items of one round, in rank order, i.e. in prompt order; sampler counters summed.
+std::vector<RolloutItem> gather_round(dist::Communicator& comm, const ProblemSource& source,
+                                      std::vector<RolloutItem> mine, model::SamplerStats& stats) {
   if (comm.size() == 1) return mine;
   dist::ByteWriter w;
   w.put(stats);
-  w.put<uint64_t>(mine.size());
-  for (const auto& group : mine) put_group(w, group);
-  std::vector<std::vector<RolloutItem>> all;
+  put_items(w, mine);
+  std::vector<RolloutItem> all;
   model::SamplerStats total;
   for (const std::vector<uint8_t>& part : comm.allgather(w.bytes(), "rollouts")) {
     dist::ByteReader r(part);
@@ -97,8 +122,7 @@ std::vector<std::vector<RolloutItem>> gather_groups(dist::Communicator& comm, co
     total.prefill_seconds += s.prefill_seconds;
     total.decode_seconds += s.decode_seconds;
     total.kv_cache_bytes += s.kv_cache_bytes;
-    const uint64_t n = r.get<uint64_t>();
-    for (uint64_t g = 0; g < n; ++g) all.push_back(get_group(r, source));
+    get_items(r, source, all);
   }
   stats = total;
   return all;
@@ -108,15 +132,18 @@ std::vector<std::vector<RolloutItem>> gather_groups(dist::Communicator& comm, co
 
 RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Tokenizer& tokenizer,
                               const ProblemSource& source, uint64_t& cursor, int64_t prompts,
-                              const model::SamplingOptions& sampling, const RlConfig& rl, dist::Communicator& comm) {
+                              const model::SamplingOptions& sampling, const RlConfig& rl, RewardRunner* rewards,
+                              int64_t step, dist::Communicator& comm) {
   GTPO_CHECK(prompts > 0, "rollouts: prompts per step must be positive");
   RolloutBatch batch;
   batch.group_size = sampling.group_size;
   const int64_t G = sampling.group_size;
   const int64_t max_rounds = rl.dynamic_sampling ? std::max(1, rl.max_resample_rounds + 1) : 1;
+  const std::vector<RewardFunctionConfig> verifier_only = reward_functions(RewardSection{});
   while (batch.kept_groups < prompts && batch.rounds < max_rounds) {
-    // Every rank advances the cursor past the whole round and samples its contiguous share of its prompts;
-    // the gather below gives every rank the round's groups in prompt order, as one process would see them.
+    // Every rank advances the cursor past the whole round and samples, verifies and scores its contiguous
+    // share of the round's prompts; the gather below gives every rank the round in prompt order, as one
+    // process would see it, before any group is judged or kept.
     const int64_t wanted = prompts - batch.kept_groups;
     const dist::Share share = dist::share_of(wanted, comm.rank(), comm.size());
     const int64_t mine = share.last - share.first;
@@ -134,9 +161,9 @@ RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Toke
     std::vector<model::Sample> samples;
     if (!inputs.empty()) samples = model::sample_groups(policy, inputs, sampling, &round_stats);
     batch.rounds++;
-    std::vector<std::vector<RolloutItem>> groups;
-    for (int64_t p = 0; p < mine; ++p) {
-      std::vector<RolloutItem>& group = groups.emplace_back();
+    std::vector<RolloutItem> round;
+    round.reserve(static_cast<size_t>(mine * G));
+    for (int64_t p = 0; p < mine; ++p)
       for (int64_t g = 0; g < G; ++g) {
         RolloutItem it;
         it.problem_index = indices[static_cast<size_t>(p)];
@@ -146,18 +173,32 @@ RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Toke
         it.completion = decode_completion(tokenizer, it.sample.tokens);
         it.verdict = source.check(it.problem, it.completion);
         if (it.truncated) it.verdict.correct = false;  // spec: a truncated response is incorrect
-        group.push_back(std::move(it));
+        round.push_back(std::move(it));
       }
+    // Every completion of the round is scored before any group is judged or kept.
+    if (rewards != nullptr) {
+      const auto t = std::chrono::steady_clock::now();
+      std::vector<RolloutItem*> pointers;
+      for (RolloutItem& it : round) pointers.push_back(&it);
+      if (!pointers.empty()) rewards->score(pointers, step);  // a rank may have no prompt this round
+      batch.seconds_rewards += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    } else {
+      for (RolloutItem& it : round)
+        it.reward = combine_scores(verifier_only, {builtin_reward("correct", it.verdict, 0, 1)},
+                                   RewardSection{}.correct_threshold, it.truncated);
     }
-    groups = gather_groups(comm, source, std::move(groups), round_stats);
+    round = gather_round(comm, source, std::move(round), round_stats);
     batch.sampler.prefill_tokens += round_stats.prefill_tokens;
     batch.sampler.generated_tokens += round_stats.generated_tokens;
     batch.sampler.prefill_seconds += round_stats.prefill_seconds;
     batch.sampler.decode_seconds += round_stats.decode_seconds;
     batch.sampler.kv_cache_bytes = round_stats.kv_cache_bytes;  // the last round's, as the sampler reports it
-    for (std::vector<RolloutItem>& group : groups) {
+    for (const RolloutItem& it : round) batch.sampled_rewards.push_back(it.reward);
+    const bool continuous = rewards != nullptr && rewards->continuous();
+    for (int64_t p = 0; p < wanted; ++p) {
+      const auto first = round.begin() + p * G;
       int correct = 0;
-      for (const RolloutItem& it : group) correct += it.verdict.correct ? 1 : 0;
+      for (auto it = first; it != first + G; ++it) correct += it->reward.correct ? 1 : 0;
       batch.sampled_groups++;
       batch.sampled_responses += G;
       batch.sampled_correct += correct;
@@ -165,14 +206,15 @@ RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Toke
       // Without dynamic sampling every group is kept; the advantage math then gives uniform groups zero
       // advantage (grpo) or drops them itself.
       if (rl.dynamic_sampling && !informative) continue;
-      for (RolloutItem& it : group) {
+      for (auto it = first; it != first + G; ++it) {
         Response r;
-        r.correct = it.verdict.correct;
-        r.truncated = it.truncated;
-        r.length = static_cast<int>(it.sample.tokens.size());
-        r.entropies = std::move(it.sample.entropies);
+        r.correct = it->reward.correct;
+        r.truncated = it->truncated;
+        r.length = static_cast<int>(it->sample.tokens.size());
+        r.entropies = std::move(it->sample.entropies);
+        if (continuous) r.reward = it->reward.total;
         batch.responses.push_back(std::move(r));
-        batch.items.push_back(std::move(it));
+        batch.items.push_back(std::move(*it));
       }
       batch.kept_groups++;
     }
@@ -185,7 +227,7 @@ std::vector<RunKey> schema::sampler_keys() {
   using config::field;
   const double inf = std::numeric_limits<double>::infinity();
   return {
-      field("sampler", "group_size", &RunConfig::sampler, &SamplerSection::group_size, config::integer<int64_t>(2),
+      field("sampler", "group_size", &RunConfig::sampler, &SamplerSection::group_size, config::integer<int64_t>(2, 1 << 16),
             "G: responses sampled per prompt"),
       field("sampler", "temperature", &RunConfig::sampler, &SamplerSection::temperature, config::number(0, inf),
             "sampling temperature; 0 = greedy"),

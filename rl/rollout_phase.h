@@ -1,5 +1,5 @@
 // The rollout phase of one RL step: sample prompts from the data cursor, generate G responses each,
-// verify them, and (with dynamic sampling) keep only groups that mix correct and incorrect responses,
+// verify and score them (rl/reward.h), and (with dynamic sampling) keep only groups that mix correct and incorrect responses,
 // sampling more prompts until the step is full or rl.max_resample_rounds is reached.
 #pragma once
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include "model/sampler.h"
 #include "rl/grouping.h"
 #include "rl/problem_source.h"
+#include "rl/reward.h"
 #include "rl/rl_config.h"
 #include "rl/rollout.h"
 #include "runtime/dist/communicator.h"
@@ -25,6 +26,7 @@ struct RolloutItem {
   std::string completion;      // decoded response text, without the end-of-sequence token
   data::Verdict verdict;
   bool truncated = false;
+  RewardOutcome reward;        // r_i, c_i and every reward function's score (rl/reward.h)
 };
 
 struct RolloutBatch {
@@ -39,17 +41,25 @@ struct RolloutBatch {
   int64_t sampled_responses = 0;   // over all rounds, kept or not
   int64_t sampled_correct = 0;
   model::SamplerStats sampler;
+  double seconds_rewards = 0.0;    // in the reward functions (built-in and external), over all rounds
+  std::vector<RewardOutcome> sampled_rewards;  // every sampled response's, kept or not (the rewards/ metrics)
 
   // The groups by construction: G consecutive responses per kept prompt, keyed by problem index.
   Grouping groups() const;
 };
 
-// Advances `cursor` past every prompt it samples. With several ranks (COMM), each rank samples and verifies
-// a contiguous share of every round's prompts and the groups are gathered, so every rank returns the batch
-// one process would (dynamic sampling's kept count and refill decided on the whole round).
+class RewardRunner;  // rl/reward_runner.h
+
+// Advances `cursor` past every prompt it samples. REWARDS scores each round's completions (all of the
+// round's at once; STEP goes into external rewards' requests); without it the reward is the verifier's
+// 0/1. A RewardError from it propagates before anything of the round is kept.
+// With several ranks (COMM), each rank samples, verifies and scores a contiguous share of every round's
+// prompts and the round is gathered, so every rank returns the batch one process would (dynamic sampling's
+// kept count and refill decided on the whole round).
 RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Tokenizer& tokenizer,
                               const ProblemSource& source, uint64_t& cursor, int64_t prompts,
                               const model::SamplingOptions& sampling, const RlConfig& rl,
+                              RewardRunner* rewards = nullptr, int64_t step = 0,
                               dist::Communicator& comm = dist::single_process());
 
 // Generation options a tokenizer implies (end-of-sequence, padding, decoding for stop strings).

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "data/tasks/registry.h"
+#include "rl/reward.h"
 #include "rl/run_config_schema.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"
@@ -55,8 +56,10 @@ void apply_overrides(const ConfigOverrides& overrides, std::vector<ConfigValue>&
                unset ? "" : "=" + value, "' must look like section.key=value or ~section.key");
     const std::string section = dotted.substr(0, dot), key = dotted.substr(dot + 1);
     if (!schema::is_section(section)) unknown_section(where, section);
-    if (unset) {
-      std::erase_if(values, [&](const ConfigValue& v) { return v.section == section && v.key == key; });
+    if (unset) {  // "~reward.functions" drops every item of the list
+      std::erase_if(values, [&](const ConfigValue& v) {
+        return v.section == section && (v.key == key || v.key.rfind(key + "[", 0) == 0);
+      });
       continue;
     }
     values.push_back({where, section, key, value});
@@ -96,13 +99,25 @@ void apply(RunConfig& c, const ConfigValue& a) {
     c.task.options.set(a.key, a.value);  // a task option: make_task judges it once the name is known
     return;
   }
-  const RunKey* k = schema::find(a.section, a.key);
+  std::string list, field;
+  std::size_t index = 0;
+  const bool item = config::split_item_key(a.key, list, index, field);
+  const RunKey* k = schema::find(a.section, item ? list + "[]." + field : a.key);
   if (k == nullptr)
     fail(a.where, ": unknown key '", a.key, "' in section '", a.section, "'; valid keys: ", schema::key_list(a.section));
+  if (!item && k->is_item())
+    fail(a.where, ": ", k->dotted(), " is a key of the items of a list; name the item: ", a.section, ".",
+         k->list(), "[0].", k->item_field());
+  // A list's items come in order; an index beyond them would leave items with nothing set.
+  GTPO_CHECK(!item || index <= k->count(c), a.where, ": ", a.section, ".", a.key, ": item ", index, " of ",
+             a.section, ".", list, " follows only ", k->count(c), " item(s); give the items in order from 0");
   try {
-    k->set(c, a.value);
+    if (item)
+      k->set_item(c, index, a.value);
+    else
+      k->set(c, a.value);
   } catch (const Error& e) {
-    fail(a.where, ": ", k->dotted(), ": ", e.what());
+    fail(a.where, ": ", item ? a.section + "." + a.key : k->dotted(), ": ", e.what());
   }
 }
 
@@ -152,6 +167,7 @@ void validate(const RunConfig& c, const std::string& where) {
              " needs train.device cuda (tf32 and bf16 are GPU-only; the CPU computes in fp32)");
   GTPO_CHECK(c.rl.mini_batch_prompts <= c.train.prompts_per_step, where, ": rl.mini_batch_prompts (",
              c.rl.mini_batch_prompts, ") exceeds train.prompts_per_step (", c.train.prompts_per_step, ")");
+  validate_reward_section(c.reward, where);
 }
 
 }  // namespace
@@ -210,10 +226,29 @@ std::string resolved_config_yaml(const RunConfig& c) {
   for (const std::string& section : schema::sections()) {
     if (section == "model") continue;
     os << section << ":\n";
+    std::vector<std::string> lists;
     for (const RunKey& k : schema::keys()) {
       if (k.section != section) continue;
+      if (k.is_item()) {
+        if (std::find(lists.begin(), lists.end(), k.list()) == lists.end()) lists.push_back(k.list());
+        continue;
+      }
       const std::string value = k.get(c);
       os << "  " << k.name << ": " << (k.quoted ? schema::yaml_quote(value) : value) << "\n";
+    }
+    // Each list after the section's single values, one mapping per item.
+    for (const std::string& list : lists) {
+      std::vector<const RunKey*> fields;
+      for (const RunKey& k : schema::keys())
+        if (k.section == section && k.is_item() && k.list() == list) fields.push_back(&k);
+      const std::size_t n = fields.front()->count(c);
+      os << "  " << list << ":" << (n == 0 ? " []" : "") << "\n";
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t f = 0; f < fields.size(); ++f) {
+          const std::string value = fields[f]->get_item(c, i);
+          os << (f == 0 ? "    - " : "      ") << fields[f]->item_field() << ": "
+             << (fields[f]->quoted ? schema::yaml_quote(value) : value) << "\n";
+        }
     }
     // The task's own options sit in its section beside its fixed keys.
     if (section == "task")

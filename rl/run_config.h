@@ -1,6 +1,7 @@
 // The run configuration of `gtpo sft`, `gtpo train` and `gtpo eval`: a YAML file of sections (model,
 // tokenizer, task, sampler, rl, gtpo, grpo_s, dapo_forking, optim, sft, train, eval, log) plus dotted
-// command-line overrides ("train.steps=200", "~train.steps" back to the default). Every key has a default,
+// command-line overrides ("train.steps=200", "~train.steps" back to the default; list items as
+// "reward.functions[1].weight=0.5", "~reward.functions" drops the whole list). Every key has a default,
 // so a file holds only what a user changes. Every key is one row of one schema (config::Key: name, type,
 // default, meaning, parse, print), declared beside the code that reads it: the model section in
 // model/model_config.cpp, task options in each task's file, sampler rows in rl/rollout_phase.cpp, rl.* in
@@ -48,6 +49,22 @@ struct SamplerSection {
   int64_t top_k = 0;            // 0 = off
   double top_p = 1.0;           // 1 = off
   int64_t max_new_tokens = 48;  // L_max: the one place it is stored
+};
+
+// One reward function of the reward section (rl/reward.h). With a command it is external: a long-lived
+// process speaking JSON lines (docs/rewards.md); without one, NAME is a built-in (correct, format, length).
+struct RewardFunctionConfig {
+  std::string name;
+  double weight = 1.0;
+  std::string command;
+};
+
+struct RewardSection {
+  // Empty = the task's verifier alone with weight 1 (r_i = c_i), which is also what every algorithm's
+  // outcome reward is without this section.
+  std::vector<RewardFunctionConfig> functions;
+  double correct_threshold = 0.5;  // c_i = r_i >= this when no function gives a correct flag
+  double timeout_s = 60.0;         // longest wait for one reply line of an external reward
 };
 
 struct OptimSection {
@@ -111,6 +128,7 @@ struct RunConfig {
   TaskSection task;
   SamplerSection sampler;
   RlConfig rl = defaults_for(kDefaultAlgo);  // rl.*, gtpo.*, grpo_s.*, dapo_forking.*
+  RewardSection reward;
   OptimSection optim;
   SftSection sft;
   TrainSection train;

@@ -70,6 +70,13 @@ const std::map<std::string, std::string>& section_intros() {
       {"dapo_forking", "Read by `dapo_forking` only."},
       {"gtpo", "Token-level shaping of `gtpo` (read by `gtpo` only)."},
       {"grpo_s", "Sequence-level shaping of `grpo_s` (read by `grpo_s` only)."},
+      {"reward",
+       "The reward r_i of each response: the weighted sum of the functions listed in `reward.functions`, a "
+       "list of mappings (`- {name: correct, weight: 1}`). Without the list, r_i is the task's verifier "
+       "(1 correct, 0 not) and every algorithm behaves as without this section. Built-ins: `correct` (the "
+       "task's verifier), `format` (1 for a well-formed answer line, `docs/tasks.md`), `length` "
+       "(−|o_i| / `sampler.max_new_tokens`); a function with a `command` is external: a long-lived process "
+       "speaking JSON lines (`docs/rewards.md`). What each algorithm does with r_i: `docs/algorithms.md`."},
       {"optim", "AdamW and the learning-rate schedule of the RL updates."},
       {"sft",
        "Supervised warm start on the task's reference solutions (loss on answer tokens only), run before "
@@ -90,7 +97,7 @@ std::vector<ConfigKeyDoc> config_reference() {
   std::vector<std::string> differ;
   for (const auto& [key, cells] : per_algorithm_defaults()) differ.push_back(key);
   for (const RunKey& k : schema::keys()) {
-    std::string value = k.default_doc.empty() ? k.get(defaults) : k.default_doc;
+    std::string value = !k.default_doc.empty() ? k.default_doc : k.is_item() ? std::string() : k.get(defaults);
     if (k.quoted && value.empty()) value = "\"\"";
     std::string meaning = k.meaning;
     if (std::find(differ.begin(), differ.end(), k.dotted()) != differ.end()) meaning += kAlgoNote;

@@ -14,6 +14,7 @@ namespace gtpo::rl::schema {
 std::vector<RunKey> tokenizer_and_task_keys();  // rl/run_config_schema.cpp
 std::vector<RunKey> sampler_keys();             // rl/rollout_phase.cpp
 std::vector<RunKey> rl_section_keys();          // rl.algo here; the rest from rl_keys() (rl/rl_config.cpp, algorithms)
+std::vector<RunKey> reward_keys();              // rl/reward.cpp
 std::vector<RunKey> optim_keys();               // rl/trainer.cpp
 std::vector<RunKey> sft_keys();                 // rl/sft.cpp
 std::vector<RunKey> train_keys();               // rl/trainer.cpp
@@ -22,7 +23,7 @@ std::vector<RunKey> log_keys();                 // rl/trainer.cpp
 
 // Every row but the model section's (model::model_keys()), in documentation order.
 const std::vector<RunKey>& keys();
-// Nullptr when SECTION has no key NAME.
+// Nullptr when SECTION has no key NAME (a list item's row is named "LIST[].FIELD").
 const RunKey* find(const std::string& section, const std::string& name);
 // The sections of a config file, in documentation order (model first).
 const std::vector<std::string>& sections();

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <limits>
 
+#include "rl/non_finite.h"
 #include "rl/run_config_schema.h"
 
 #include "rl/sequence_batch.h"
@@ -30,7 +31,8 @@ std::vector<RunKey> schema::sft_keys() {
   return {
       field("sft", "steps", &RunConfig::sft, &SftSection::steps, i64(0),
             "supervised warm-up steps on reference solutions; 0 = no SFT"),
-      field("sft", "batch_size", &RunConfig::sft, &SftSection::batch_size, i64(1), "problems per SFT step"),
+      field("sft", "batch_size", &RunConfig::sft, &SftSection::batch_size, config::integer<int64_t>(1, 1 << 20),
+            "problems per SFT step"),
       field("sft", "lr", &RunConfig::sft, &SftSection::lr, config::number(0, inf, true), "peak SFT learning rate"),
       field("sft", "schedule", &RunConfig::sft, &SftSection::schedule, schema::schedule_codec(),
             "SFT learning-rate schedule over sft.steps"),
@@ -47,21 +49,32 @@ std::vector<RunKey> schema::sft_keys() {
   };
 }
 
+optim::AdamWOptions sft_adam_options(const RunConfig& config) {
+  optim::AdamWOptions adam;
+  adam.weight_decay = static_cast<float>(config.sft.weight_decay);
+  adam.beta2 = static_cast<float>(config.sft.beta2);
+  return adam;
+}
+
 void run_sft(model::Transformer& model, const data::Tokenizer& tokenizer, const ProblemSource& source,
              const RunConfig& config, uint64_t& cursor, const std::function<void(const SftStep&)>& on_step) {
+  optim::AdamW optimizer(model.parameters(), sft_adam_options(config));
+  int64_t steps_done = 0;
+  continue_sft(model, tokenizer, source, config, optimizer, steps_done, cursor, on_step, [] { return false; });
+}
+
+void continue_sft(model::Transformer& model, const data::Tokenizer& tokenizer, const ProblemSource& source,
+                  const RunConfig& config, optim::AdamW& optimizer, int64_t& steps_done, uint64_t& cursor,
+                  const std::function<void(const SftStep&)>& on_step, const std::function<bool()>& stop) {
   const SftSection& o = config.sft;
   if (o.steps <= 0) return;
   GTPO_CHECK(o.batch_size > 0, "sft: batch_size must be positive");
-  optim::AdamWOptions adam;
-  adam.weight_decay = static_cast<float>(o.weight_decay);
-  adam.beta2 = static_cast<float>(o.beta2);
-  optim::AdamW optimizer(model.parameters(), adam);
   optim::LrSchedule schedule({o.schedule, static_cast<float>(o.lr), o.warmup_steps,
                               std::max<int64_t>(o.steps, o.warmup_steps + 1), 0.1f});
   const float grad_clip = static_cast<float>(config.optim.grad_clip);
   const int32_t pad = tokenizer.pad_id() >= 0 ? tokenizer.pad_id() : 0;
   const int64_t V = model.config().vocab_size;
-  for (int64_t step = 0; step < o.steps; ++step) {
+  for (int64_t step = steps_done; step < o.steps; ++step) {
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::vector<int32_t>> seqs;
     std::vector<int64_t> firsts, lengths;
@@ -105,13 +118,17 @@ void run_sft(model::Transformer& model, const data::Tokenizer& tokenizer, const 
     s.step = step + 1;
     s.loss = loss_value;
     s.grad_norm = optim::clip_grad_norm(model.parameters(), grad_clip);
+    check_finite(s.loss, "sft", s.step, "loss");
+    check_finite(s.grad_norm, "sft", s.step, "gradient norm");
     s.lr = schedule.lr_at(step);
     optimizer.step(static_cast<float>(s.lr));
     model.parameters().zero_grad();
     s.tokens = tokens;
     backend_for(model.device()).synchronize();  // count the optimiser's queued GPU kernels in this step
     s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    steps_done = s.step;
     on_step(s);
+    if (s.step < o.steps && stop()) return;
   }
 }
 

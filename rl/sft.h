@@ -26,8 +26,18 @@ struct SftStep {
 // those used), with the gradient clipped at optim.grad_clip; calls on_step after every step. Each step's
 // batch is cut into micro-batches of at most sft.micro_batch_tokens padded tokens whose gradients add up:
 // every token's loss is divided by the whole batch's token count, so the split changes only rounding.
+// A non-finite loss or gradient norm stops it with NonFiniteError (rl/non_finite.h) before the update.
 void run_sft(model::Transformer& model, const data::Tokenizer& tokenizer, const ProblemSource& source,
              const RunConfig& config, uint64_t& cursor, const std::function<void(const SftStep&)>& on_step);
+
+// The AdamW settings of the warm start (sft.*).
+optim::AdamWOptions sft_adam_options(const RunConfig& config);
+// run_sft in resumable pieces: continues from `steps_done` completed steps with OPTIMIZER (built with
+// sft_adam_options over the model's parameters, its state carried across pieces), advancing steps_done and
+// cursor after each step, until sft.steps or until `stop` returns true after a step.
+void continue_sft(model::Transformer& model, const data::Tokenizer& tokenizer, const ProblemSource& source,
+                  const RunConfig& config, optim::AdamW& optimizer, int64_t& steps_done, uint64_t& cursor,
+                  const std::function<void(const SftStep&)>& on_step, const std::function<bool()>& stop);
 
 // The token sequence and the index of its first supervised token, for one problem.
 std::vector<int32_t> sft_sequence(const data::Tokenizer& tokenizer, const data::Problem& problem, int64_t& first_target);

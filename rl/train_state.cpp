@@ -7,6 +7,7 @@
 
 #include "model/checkpoint.h"
 #include "runtime/error.h"
+#include "runtime/io/atomic_dir.h"
 #include "runtime/io/atomic_file.h"
 #include "runtime/io/safetensors.h"
 
@@ -28,38 +29,34 @@ std::string save_train_checkpoint(const std::string& run_dir, const model::Trans
                                   const std::string& run_config_yaml) {
   const fs::path root = fs::path(run_dir) / "checkpoints";
   const fs::path final_dir = root / step_name(progress.step);
-  const fs::path tmp_dir = root / (step_name(progress.step) + ".tmp");
-  if (fs::exists(final_dir)) {
-    // Already saved at this step (a final checkpoint right after a periodic one): the state is the same.
-    io::write_file_atomic((root / "latest").string(), step_name(progress.step) + "\n");
-    return final_dir.string();
-  }
-  fs::remove_all(tmp_dir);
-  model::save_model(tmp_dir.string(), model, &tokenizer);
-  if (!run_config_yaml.empty()) io::write_file_atomic((tmp_dir / "run_config.yaml").string(), run_config_yaml);
+  // Never skipped when a directory of that name exists: it is replaced, so what is on disk is this state.
+  io::write_directory_atomic(final_dir.string(), [&](const std::string& tmp) {
+    const fs::path tmp_dir = tmp;
+    model::save_model_files(tmp, model, &tokenizer);
+    if (!run_config_yaml.empty()) io::write_file_atomic((tmp_dir / "run_config.yaml").string(), run_config_yaml);
 
-  io::SafetensorsWriter opt;
-  for (const std::string& name : optimizer.state_names()) {
-    const optim::AdamWParamState& s = optimizer.state(name);
-    std::vector<float> m = s.exp_avg.to_vector(), v = s.exp_avg_sq.to_vector();
-    opt.add_f32("exp_avg." + name, s.exp_avg.shape().dims(), m);
-    opt.add_f32("exp_avg_sq." + name, s.exp_avg_sq.shape().dims(), v);
-    opt.set_metadata("step." + name, std::to_string(s.step));
-  }
-  opt.write((tmp_dir / "optimizer.safetensors").string());
-  if (reference) {
-    io::SafetensorsWriter ref;
-    model::add_weights(ref, *reference);
-    ref.write((tmp_dir / "reference.safetensors").string());
-  }
-  nlohmann::json state = {{"step", progress.step},
-                          {"cursor", progress.cursor},
-                          {"seed", progress.seed},
-                          {"sft_done", progress.sft_done},
-                          {"start_accuracy", progress.start_accuracy}};
-  io::write_file_atomic((tmp_dir / "state.json").string(), state.dump(2) + "\n");
-
-  fs::rename(tmp_dir, final_dir);
+    io::SafetensorsWriter opt;
+    for (const std::string& name : optimizer.state_names()) {
+      const optim::AdamWParamState& s = optimizer.state(name);
+      std::vector<float> m = s.exp_avg.to_vector(), v = s.exp_avg_sq.to_vector();
+      opt.add_f32("exp_avg." + name, s.exp_avg.shape().dims(), m);
+      opt.add_f32("exp_avg_sq." + name, s.exp_avg_sq.shape().dims(), v);
+      opt.set_metadata("step." + name, std::to_string(s.step));
+    }
+    opt.write((tmp_dir / "optimizer.safetensors").string());
+    if (reference) {
+      io::SafetensorsWriter ref;
+      model::add_weights(ref, *reference);
+      ref.write((tmp_dir / "reference.safetensors").string());
+    }
+    nlohmann::json state = {{"step", progress.step},
+                            {"cursor", progress.cursor},
+                            {"seed", progress.seed},
+                            {"sft_done", progress.sft_done},
+                            {"sft_step", progress.sft_step},
+                            {"start_accuracy", progress.start_accuracy}};
+    io::write_file_atomic((tmp_dir / "state.json").string(), state.dump(2) + "\n");
+  });
   io::write_file_atomic((root / "latest").string(), step_name(progress.step) + "\n");
   return final_dir.string();
 }
@@ -69,12 +66,12 @@ std::optional<std::string> latest_checkpoint(const std::string& run_dir) {
   if (!fs::exists(latest)) return std::nullopt;
   std::string name = io::read_file(latest.string());
   while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
-  const fs::path dir = latest.parent_path() / name;
+  const fs::path dir = io::readable_directory((latest.parent_path() / name).string());
   GTPO_CHECK(fs::is_directory(dir), latest.string(), " names '", name, "', which is not a checkpoint directory");
   return dir.string();
 }
 
-TrainProgress load_train_state(const std::string& dir, optim::AdamW& optimizer, model::Transformer* reference) {
+TrainProgress read_train_progress(const std::string& dir) {
   const std::string state_path = (fs::path(dir) / "state.json").string();
   GTPO_CHECK(fs::exists(state_path), "checkpoint '", dir, "' has no state.json: it is a model checkpoint, not a ",
              "training checkpoint");
@@ -91,9 +88,14 @@ TrainProgress load_train_state(const std::string& dir, optim::AdamW& optimizer, 
     p.seed = state.at("seed").get<uint64_t>();
     p.sft_done = state.at("sft_done").get<bool>();
     p.start_accuracy = state.at("start_accuracy").get<double>();
+    p.sft_step = state.value("sft_step", int64_t{0});  // absent in checkpoints written before it existed
   } catch (const nlohmann::json::exception& e) {
     fail(state_path, ": ", e.what());
   }
+  return p;
+}
+
+void load_optimizer_state(const std::string& dir, optim::AdamW& optimizer) {
   const std::string opt_path = (fs::path(dir) / "optimizer.safetensors").string();
   io::SafetensorsFile opt = io::SafetensorsFile::load(opt_path);
   optimizer.clear_state();
@@ -109,11 +111,18 @@ TrainProgress load_train_state(const std::string& dir, optim::AdamW& optimizer, 
                         Tensor::from_vector(opt.read_f32("exp_avg." + param.name), shape),
                         Tensor::from_vector(opt.read_f32("exp_avg_sq." + param.name), shape));
   }
-  if (reference) {
-    const std::string ref_path = (fs::path(dir) / "reference.safetensors").string();
-    GTPO_CHECK(fs::exists(ref_path), "checkpoint '", dir, "' has no reference.safetensors but rl.kl_coef is set");
-    model::load_weights(*reference, io::SafetensorsFile::load(ref_path), ref_path);
-  }
+}
+
+void load_reference_weights(const std::string& dir, model::Transformer& reference) {
+  const std::string ref_path = (fs::path(dir) / "reference.safetensors").string();
+  GTPO_CHECK(fs::exists(ref_path), "checkpoint '", dir, "' has no reference.safetensors but rl.kl_coef is set");
+  model::load_weights(reference, io::SafetensorsFile::load(ref_path), ref_path);
+}
+
+TrainProgress load_train_state(const std::string& dir, optim::AdamW& optimizer, model::Transformer* reference) {
+  TrainProgress p = read_train_progress(dir);
+  load_optimizer_state(dir, optimizer);
+  if (reference) load_reference_weights(dir, *reference);
   return p;
 }
 

@@ -9,8 +9,11 @@
 
 #include "model/checkpoint.h"
 #include "rl/console.h"
+#include "rl/non_finite.h"
 #include "rl/report/run_report.h"
+#include "rl/reward_failure.h"
 #include "rl/rl_step.h"
+#include "rl/run_dir.h"
 #include "rl/run_config_schema.h"
 #include "rl/run_log.h"
 #include "rl/train_state.h"
@@ -22,7 +25,7 @@
 namespace gtpo::rl {
 
 namespace {
-std::atomic<bool> g_stop{false};
+std::atomic<int> g_stop_signal{0};  // lock-free: written from a signal handler
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -109,12 +112,14 @@ std::vector<RunKey> schema::train_keys() {
   const auto i64 = [](int64_t lo) { return config::integer<int64_t>(lo); };
   return {
       field("train", "steps", &RunConfig::train, &TrainSection::steps, i64(0), "RL steps"),
-      field("train", "prompts_per_step", &RunConfig::train, &TrainSection::prompts_per_step, i64(1),
+      field("train", "prompts_per_step", &RunConfig::train, &TrainSection::prompts_per_step,
+            config::integer<int64_t>(1, 1 << 20),
             "prompts per RL step (each gets sampler.group_size responses)"),
       field("train", "seed", &RunConfig::train, &TrainSection::seed, config::integer<uint64_t>(0),
             "seed of initialisation, data order and sampling"),
       field("train", "out_dir", &RunConfig::train, &TrainSection::out_dir, config::text(),
-            "run directory: config, metrics.jsonl, samples, checkpoints"),
+            "run directory: config, metrics.jsonl, samples, checkpoints; must be new or empty (gtpo train --resume "
+            "continues a run, --overwrite starts over)"),
       field("train", "init_from", &RunConfig::train, &TrainSection::init_from, config::text(),
             "checkpoint directory to start from; empty = a new model from the model section and train.seed"),
       field("train", "checkpoint_every", &RunConfig::train, &TrainSection::checkpoint_every, i64(0),
@@ -153,8 +158,9 @@ std::vector<RunKey> schema::log_keys() {
   };
 }
 
-void request_stop() { g_stop = true; }
-bool stop_requested() { return g_stop.load(); }
+void request_stop(int signal) { g_stop_signal = signal; }
+bool stop_requested() { return g_stop_signal.load() != 0; }
+int stop_signal() { return g_stop_signal.load(); }
 
 Trainer::Trainer(model::Transformer& policy, const data::Tokenizer& tokenizer, const ProblemSource& source,
                  const RunConfig& config, dist::Communicator& comm)
@@ -168,16 +174,29 @@ void Trainer::log_progress(const std::string& line) const {
 }
 
 TrainSummary Trainer::run(bool resume) {
+  std::string last_checkpoint = "none";
+  try {
+    return run_unchecked(resume, last_checkpoint);
+  } catch (const NonFiniteError& e) {
+    throw NonFiniteError(std::string(e.what()) + "; nothing was saved after it; last good checkpoint: " +
+                         last_checkpoint);
+  }
+}
+
+TrainSummary Trainer::run_unchecked(bool resume, std::string& last_checkpoint) {
   namespace fs = std::filesystem;
   const std::string& out_dir = c_.train.out_dir;
   const std::string config_yaml = resolved_config_yaml(c_);
   const bool writer = comm_.writer();  // rank 0 of a data-parallel run; the other ranks write nothing
+  if (!resume && writer) require_fresh_run_directory(out_dir);
   if (writer) fs::create_directories(out_dir);
   TrainSummary summary;
   optim::AdamW optimizer(policy_.parameters(), adam_options(c_.optim));
   std::unique_ptr<model::Transformer> reference;
   if (c_.rl.kl_coef != 0.0) reference = std::make_unique<model::Transformer>(policy_.config(), policy_.device());
 
+  // SFT has its own optimiser; a run stopped during SFT saves and resumes its state.
+  optim::AdamW sft_optimizer(policy_.parameters(), sft_adam_options(c_));
   TrainProgress progress;
   progress.seed = c_.train.seed;
   if (resume) {
@@ -185,10 +204,14 @@ TrainSummary Trainer::run(bool resume) {
     GTPO_CHECK(latest.has_value(), "--resume: ", out_dir, " has no checkpoint (checkpoints/latest is missing)");
     const std::string weights = *latest + "/model.safetensors";
     model::load_weights(policy_, io::SafetensorsFile::load(weights), weights);
-    progress = load_train_state(*latest, optimizer, reference.get());
+    progress = read_train_progress(*latest);
+    load_optimizer_state(*latest, progress.sft_done ? optimizer : sft_optimizer);
+    if (reference) load_reference_weights(*latest, *reference);
     GTPO_CHECK(progress.seed == c_.train.seed, "--resume: the checkpoint was trained with train.seed ", progress.seed,
                " but the config says ", c_.train.seed);
-    log_progress("resumed from " + *latest + " at step " + std::to_string(progress.step));
+    last_checkpoint = *latest;
+    log_progress("resumed from " + *latest + (progress.sft_done ? " at step " + std::to_string(progress.step)
+                                                                 : " at SFT step " + std::to_string(progress.sft_step)));
   } else if (writer) {
     io::write_file_atomic(out_dir + "/config.yaml", config_yaml);
   }
@@ -198,11 +221,24 @@ TrainSummary Trainer::run(bool resume) {
   JsonlLog eval_log = log_file("/eval.jsonl");
   JsonlLog samples_log = log_file("/samples.jsonl");
 
+  auto save_checkpoint = [&](const optim::AdamW& in_use, const char* phase, int64_t step) {
+    check_weights_finite(policy_, phase, step);
+    if (!writer) return last_checkpoint;
+    last_checkpoint = save_train_checkpoint(out_dir, policy_, tokenizer_, in_use, reference.get(), progress, config_yaml);
+    return last_checkpoint;
+  };
   // Evaluation is rank 0's (it changes no training state); the other ranks wait at the next collective.
   auto run_eval = [&](int64_t step, const char* label) {
     if (!writer) return EvalResult{};
     const EvalOptions eo = eval_options(c_);
-    EvalResult e = evaluate(policy_, tokenizer_, source_, eo);
+    EvalResult e;
+    try {
+      e = evaluate(policy_, tokenizer_, source_, eo);
+    } catch (const NonFiniteError& err) {
+      std::string what = err.what();
+      if (what.rfind("eval: ", 0) == 0) what = what.substr(6);
+      throw NonFiniteError("eval at RL step " + std::to_string(step) + ": " + what);
+    }
     eval_log.write(eval_json(step, e));
     std::string line = std::string("eval ") + label + " (step " + std::to_string(step) + "): greedy accuracy " +
                        std::to_string(e.greedy_accuracy).substr(0, 5) + " on " + std::to_string(e.problems) + " test problems";
@@ -214,10 +250,10 @@ TrainSummary Trainer::run(bool resume) {
   // ---- supervised warm start -------------------------------------------------------------------
   if (!progress.sft_done) {
     if (c_.sft.steps > 0) {
-      JsonlLog sft_log = writer ? JsonlLog(out_dir + "/sft.jsonl", 0) : JsonlLog();
+      JsonlLog sft_log = writer ? JsonlLog(out_dir + "/sft.jsonl", progress.sft_step) : JsonlLog();
       log_progress("sft: " + std::to_string(c_.sft.steps) + " steps of " + std::to_string(c_.sft.batch_size) +
                    " reference solutions");
-      run_sft(policy_, tokenizer_, source_, c_, progress.cursor, [&](const SftStep& s) {
+      const auto on_sft_step = [&](const SftStep& s) {
         nlohmann::json line = {{"step", s.step}, {"loss", s.loss},         {"lr", s.lr},
                                {"grad_norm", s.grad_norm}, {"tokens", s.tokens}, {"seconds", s.seconds}};
         if (writer && c_.sft.eval_every > 0 && s.step % c_.sft.eval_every == 0 && s.step != c_.sft.steps) {
@@ -232,7 +268,17 @@ TrainSummary Trainer::run(bool resume) {
                         static_cast<long long>(c_.sft.steps), s.loss, s.lr, s.tokens / std::max(s.seconds, 1e-9));
           log_progress(buf);
         }
-      });
+      };
+      continue_sft(policy_, tokenizer_, source_, c_, sft_optimizer, progress.sft_step, progress.cursor, on_sft_step,
+                   stop_requested);
+    }
+    if (stop_requested()) {  // during SFT: save it as it stands (resumable), measure nothing more
+      summary.interrupted = true;
+      summary.stop_signal = stop_signal();
+      summary.sft_steps = progress.sft_step;
+      summary.checkpoint = save_checkpoint(sft_optimizer, "sft", progress.sft_step);
+      log_progress("checkpoint: " + summary.checkpoint);
+      return summary;
     }
     progress.sft_done = true;
     if (reference) {  // the frozen reference is the policy RL starts from
@@ -242,11 +288,14 @@ TrainSummary Trainer::run(bool resume) {
     progress.start_accuracy = run_eval(0, "before RL").greedy_accuracy;
   }
   summary.accuracy_before_rl = progress.start_accuracy;
+  summary.sft_steps = c_.sft.steps;
 
   // ---- RL --------------------------------------------------------------------------------------
   optim::LrSchedule schedule(rl_schedule(c_));
-  const RlStepModels models{policy_, reference.get(), optimizer, tokenizer_, source_, comm_};
+  RewardRunner rewards(c_.reward, c_.sampler);  // external reward processes live for the whole run
+  const RlStepModels models{policy_, reference.get(), optimizer, tokenizer_, source_, &rewards, comm_};
   double last_accuracy = progress.start_accuracy;
+  int64_t last_accuracy_step = progress.start_accuracy >= 0 ? 0 : -1;
   bool evaluated_last = progress.step == 0;
   const ConsoleColumns columns = console_columns(c_);
   HealthMonitor health;
@@ -263,15 +312,20 @@ TrainSummary Trainer::run(bool resume) {
     }
   };
 
-  // A stop request (^C) reaches the ranks at different moments; they agree on it so that all stop together.
+  // A stop request reaches the ranks at different moments; they agree on it so that all stop together.
   auto stop_agreed = [&] { return comm_.size() == 1 ? stop_requested() : dist::any_rank(comm_, stop_requested(), "stop"); };
   bool stopping = false;
   while (progress.step < c_.train.steps && !(stopping = stop_agreed())) {
     const int64_t step = progress.step + 1;
     const auto t_step = Clock::now();
-    const RlStepResult r = rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1));
+    const RlStepResult r = rl_step_or_checkpoint(
+        [&] { return rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1)); }, progress, out_dir,
+        [&] { return save_checkpoint(optimizer, "rl", progress.step); });
     const RolloutBatch& batch = r.batch;
     const UpdateStats& up = r.update;
+    check_finite(up.loss.loss, "rl", step, "loss");
+    check_finite(up.grad_norm, "rl", step, "gradient norm");
+    check_finite(up.loss.entropy_mean, "rl", step, "mean token entropy");
     nlohmann::json m = r.metrics;
     if (c_.train.sample_every > 0 && step % c_.train.sample_every == 0) {
       for (size_t i = 0; i < std::min<size_t>(static_cast<size_t>(c_.log.samples), batch.items.size()); ++i)
@@ -283,8 +337,10 @@ TrainSummary Trainer::run(bool resume) {
     metrics_log.write(m);
     if (writer)
       for (const std::string& warning : health.check(step_health(r))) stderr_console().line(warning);  // always
-    if (step % std::max<int64_t>(1, c_.log.every) == 0 || step == c_.train.steps)
+    if (step % std::max<int64_t>(1, c_.log.every) == 0 || step == c_.train.steps) {
       log_progress(format_step_line(m, c_.train.steps, columns));
+      if (has_reward_functions(c_.reward)) log_progress("  " + reward_summary(rewards.functions(), m));
+    }
     if (c_.log.progress && writer) {
       const double per_step = seconds_since(t_loop) / static_cast<double>(step - first_step);
       stderr_console().progress(
@@ -294,22 +350,25 @@ TrainSummary Trainer::run(bool resume) {
     evaluated_last = false;
     if (c_.eval.every > 0 && step % c_.eval.every == 0 && step != c_.train.steps) {
       last_accuracy = run_eval(step, "").greedy_accuracy;
+      last_accuracy_step = step;
       evaluated_last = true;
     }
-    if (writer && c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0 && step != c_.train.steps)
-      summary.checkpoint = save_train_checkpoint(out_dir, policy_, tokenizer_, optimizer, reference.get(), progress,
-                                                 config_yaml);
+    if (c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0 && step != c_.train.steps)
+      summary.checkpoint = save_checkpoint(optimizer, "rl", step);
     if (step != c_.train.steps &&  // the last step's report is written after the final eval
         (evaluated_last || (c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0)))
       refresh_report();
   }
   summary.interrupted = stopping && progress.step < c_.train.steps;
-  if (!summary.interrupted && !evaluated_last) last_accuracy = run_eval(progress.step, "after RL").greedy_accuracy;
+  summary.stop_signal = summary.interrupted ? stop_signal() : 0;
+  if (!summary.interrupted && !evaluated_last) {
+    last_accuracy = run_eval(progress.step, "after RL").greedy_accuracy;
+    last_accuracy_step = progress.step;
+  }
   summary.accuracy_after_rl = last_accuracy;
+  summary.accuracy_step = last_accuracy_step;
   summary.steps = progress.step;
-  if (writer)
-    summary.checkpoint =
-        save_train_checkpoint(out_dir, policy_, tokenizer_, optimizer, reference.get(), progress, config_yaml);
+  summary.checkpoint = save_checkpoint(optimizer, "rl", progress.step);
   refresh_report();
   log_progress("checkpoint: " + summary.checkpoint);
   log_progress("report: " + out_dir + "/report.html (gtpo report " + out_dir + " rewrites it)");

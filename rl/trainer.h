@@ -21,16 +21,21 @@ namespace gtpo::rl {
 optim::AdamWOptions adam_options(const OptimSection& optim);
 
 struct TrainSummary {
-  double accuracy_before_rl = 0.0;  // greedy test accuracy when RL started (after SFT)
-  double accuracy_after_rl = 0.0;
-  int64_t steps = 0;
-  bool interrupted = false;
-  std::string checkpoint;           // the last checkpoint written
+  double accuracy_before_rl = -1.0;  // greedy test accuracy when RL started (after SFT); -1 = not measured
+  double accuracy_after_rl = -1.0;   // the last greedy test accuracy measured, at accuracy_step; -1 = none
+  int64_t accuracy_step = -1;        // RL step of accuracy_after_rl (0 = before RL); -1 = none
+  int64_t steps = 0;                 // RL steps completed
+  int64_t sft_steps = 0;             // SFT steps completed
+  bool interrupted = false;          // stopped by request_stop before the end
+  int stop_signal = 0;               // the signal that asked for the stop (SIGINT, SIGTERM), 0 = none
+  std::string checkpoint;            // the last checkpoint written
 };
 
-// Asks a running trainer to stop after the current step and write a final checkpoint (SIGINT).
-void request_stop();
+// Asks a running trainer to stop after the current step (SFT or RL) and write a final checkpoint; SIGNAL
+// is the signal that asked (SIGINT, SIGTERM), kept for the exit code. Async-signal-safe.
+void request_stop(int signal);
 bool stop_requested();
+int stop_signal();  // 0 when no stop was requested
 
 class Trainer {
  public:
@@ -40,10 +45,13 @@ class Trainer {
   // and evaluates, and every rank resumes from the same checkpoint (docs/distributed.md).
   Trainer(model::Transformer& policy, const data::Tokenizer& tokenizer, const ProblemSource& source,
           const RunConfig& config, dist::Communicator& comm = dist::single_process());
-  // Continues from the run directory's latest checkpoint when resume is true.
+  // Continues from the run directory's latest checkpoint when resume is true; otherwise train.out_dir must
+  // be empty or absent (rl/run_dir.h). A non-finite loss, gradient norm or weight stops the run with
+  // NonFiniteError naming the step, the quantity and the last good checkpoint; nothing is saved after it.
   TrainSummary run(bool resume);
 
  private:
+  TrainSummary run_unchecked(bool resume, std::string& last_checkpoint);
   void log_progress(const std::string& line) const;
 
   model::Transformer& policy_;

@@ -141,8 +141,19 @@ struct Key {
   // The default as the docs show it when it is not the value of a default-constructed TARGET (derived
   // defaults: "4·hidden_size", "required", ...).
   std::string default_doc = {};
+  // A row of the items of a list-valued key: NAME is "LIST[].FIELD" (reward.functions[].weight), the file
+  // gives "LIST[INDEX].FIELD" (the YAML reader flattens a list of mappings so), and these act on item INDEX
+  // instead of set/get, which stay empty. set_item grows the list to INDEX + 1 items.
+  std::function<void(Target&, std::size_t, const std::string&)> set_item = {};
+  std::function<std::string(const Target&, std::size_t)> get_item = {};
+  std::function<std::size_t(const Target&)> count = {};
 
   std::string dotted() const { return section + "." + name; }
+  bool is_item() const { return static_cast<bool>(set_item); }
+  // "functions" of "functions[].weight"; empty for a plain row.
+  std::string list() const { return is_item() ? name.substr(0, name.find("[]")) : std::string(); }
+  // "weight" of "functions[].weight".
+  std::string item_field() const { return is_item() ? name.substr(name.find("[].") + 3) : name; }
 };
 
 // A row over one member of TARGET (or of a member of it) read with CODEC.
@@ -159,6 +170,35 @@ Key<Target> field(std::string section, std::string name, Sub Target::*sub, T Sub
   return {std::move(section), std::move(name), codec.type, std::move(meaning),
           [=](Target& c, const std::string& v) { (c.*sub).*member = codec.parse(v); },
           [=](const Target& c) { return codec.print((c.*sub).*member); }, codec.quoted};
+}
+
+// A row over member MEMBER of every item of the list SUB.*ITEMS: "LIST[].NAME" of SECTION.
+template <typename Target, typename Sub, typename Item, typename T>
+Key<Target> item_field(std::string section, const std::string& list, const std::string& name, Sub Target::*sub,
+                       std::vector<Item> Sub::*items, T Item::*member, const Codec<T>& codec, std::string meaning) {
+  Key<Target> k{std::move(section), list + "[]." + name, codec.type, std::move(meaning), {}, {}, codec.quoted};
+  k.set_item = [=](Target& c, std::size_t i, const std::string& v) {
+    std::vector<Item>& all = (c.*sub).*items;
+    if (all.size() <= i) all.resize(i + 1);
+    all[i].*member = codec.parse(v);
+  };
+  k.get_item = [=](const Target& c, std::size_t i) { return codec.print(((c.*sub).*items)[i].*member); };
+  k.count = [=](const Target& c) { return ((c.*sub).*items).size(); };
+  return k;
+}
+
+// "functions[2].weight" as ("functions", 2, "weight"); false when KEY is not an item key.
+inline bool split_item_key(const std::string& key, std::string& list, std::size_t& index, std::string& field) {
+  const auto open = key.find('[');
+  const auto close = key.find("].", open == std::string::npos ? 0 : open);
+  if (open == std::string::npos || open == 0 || close == std::string::npos || close == open + 1) return false;
+  std::size_t i = 0;
+  const auto [end, ec] = std::from_chars(key.data() + open + 1, key.data() + close, i);
+  if (ec != std::errc() || end != key.data() + close || close + 2 >= key.size()) return false;
+  list = key.substr(0, open);
+  index = i;
+  field = key.substr(close + 2);
+  return true;
 }
 
 // The rows of an inner struct re-targeted at the struct that holds it (model rows into a run config).

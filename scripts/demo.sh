@@ -6,4 +6,5 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
 bash "$root/scripts/build.sh"
 cd "$root"
-"${GTPO_BUILD_DIR:-$root/build}/gtpo" train configs/quickstart.yaml "$@"
+# --overwrite: the demo starts over each time (a run directory otherwise belongs to one run).
+"${GTPO_BUILD_DIR:-$root/build}/gtpo" train configs/quickstart.yaml --overwrite "$@"

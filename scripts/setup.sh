@@ -5,8 +5,10 @@
 #   scripts/setup.sh --reference   also PyTorch and numpy (reference fixtures, benchmarks)
 set -euo pipefail
 
-packages=(build-essential cmake libeigen3-dev libyaml-cpp-dev catch2 nlohmann-json3-dev libomp-dev chromium
-          libopenmpi-dev openmpi-bin)  # MPI: data-parallel training (docs/distributed.md)
+# python3: the external-reward tests run a Python reward function (tests/apps/test_rewards.cpp).
+# libopenmpi-dev, openmpi-bin: data-parallel training under mpirun (docs/distributed.md, tests/apps/test_distributed.cpp).
+packages=(build-essential cmake libeigen3-dev libyaml-cpp-dev catch2 nlohmann-json3-dev libomp-dev chromium python3
+          libopenmpi-dev openmpi-bin)
 for arg in "$@"; do
   case "$arg" in
     --reference) packages+=(python3 python3-torch python3-numpy) ;;

@@ -28,6 +28,9 @@ struct Problem {
   // Task-specific payload. countdown: the given numbers and the target.
   std::vector<int64_t> numbers;
   int64_t target = 0;
+  // A dataset row as it was read (compact JSON text, every column); empty for generated problems. External
+  // reward functions get its columns (docs/rewards.md).
+  std::string row;
 };
 
 class Task {

@@ -16,8 +16,11 @@ void dapo_defaults(RlConfig& c) {
 
 void dapo_compute(const AlgorithmInput& in, AdvantageResult& out) {
   std::vector<double> reward(in.batch.size());
-  for (std::size_t i = 0; i < in.batch.size(); ++i)
-    reward[i] = (is_correct(in.batch[i]) ? 1.0 : -1.0) + in.penalty[i];  // r_i = 2c_i − 1 + R_overlong
+  for (std::size_t i = 0; i < in.batch.size(); ++i) {
+    // r_i = 2c_i − 1 + R_overlong; the reward functions' r_i replaces 2c_i − 1 when the run lists them.
+    const Response& r = in.batch[i];
+    reward[i] = (r.reward ? *r.reward : is_correct(r) ? 1.0 : -1.0) + in.penalty[i];
+  }
   set_group_sequence_advantages(in, reward, /*divide_by_std=*/true, out);  // Eq. 1
 }
 

@@ -16,7 +16,7 @@ void defaults(RlConfig& c) {
 void compute(const AlgorithmInput& in, AdvantageResult& out) {
   std::vector<double> reward(in.batch.size());
   for (std::size_t i = 0; i < in.batch.size(); ++i)
-    reward[i] = (is_correct(in.batch[i]) ? 1.0 : 0.0) + in.penalty[i];  // r_i = c_i (+ length penalty)
+    reward[i] = outcome_reward(in.batch[i]) + in.penalty[i];  // r_i = c_i or the reward functions' r_i (+ length penalty)
   set_group_sequence_advantages(in, reward, /*divide_by_std=*/true, out);  // Eq. 1
 }
 

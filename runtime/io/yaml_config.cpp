@@ -34,10 +34,25 @@ std::vector<ConfigValue> read_yaml_section(const YAML::Node& mapping, const std:
     GTPO_CHECK(inserted, at, ": ", section, ".", key, " appears twice (first at ", seen->second,
                "); give each key once");
     const YAML::Node& value = kv.second;
+    if (value.IsSequence()) {  // a list of mappings: one LIST[i].FIELD value per field of each item
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        const YAML::Node& item = value[i];
+        const std::string item_at = line_of(where, item);
+        const std::string name = key + "[" + std::to_string(i) + "]";
+        GTPO_CHECK(item.IsMap(), item_at, ": ", section, ".", key,
+                   " must be a single value, not a list (only list keys take a list, of mappings like "
+                   "'- name: x')");
+        for (ConfigValue& v : read_yaml_section(item, where, section + "." + name)) {
+          GTPO_CHECK(!v.key.empty() && v.key.find_first_of("[]") == std::string::npos, v.where, ": ", section, ".",
+                     name, ".", v.key, ": a list item holds single values, not lists");
+          out.push_back({v.where, section, name + "." + v.key, v.value});
+        }
+      }
+      continue;
+    }
     std::string text;
     if (!value.IsNull()) {
-      GTPO_CHECK(value.IsScalar(), at, ": ", section, ".", key, " must be a single value, not a ",
-                 value.IsSequence() ? "list" : "mapping");
+      GTPO_CHECK(value.IsScalar(), at, ": ", section, ".", key, " must be a single value, not a mapping");
       text = value.Scalar();
     }
     out.push_back({at, section, key, text});

@@ -58,7 +58,7 @@ std::vector<std::vector<float>> updated_weights(int64_t budget, rl::RlStepResult
   apps::RunObjects run = apps::build_run(c);
   const std::vector<std::vector<float>> before = weights(*run.model);
   optim::AdamW optimizer(run.model->parameters(), rl::adam_options(c.optim));
-  const rl::RlStepModels models{*run.model, nullptr, optimizer, *run.tokenizer, *run.source};
+  const rl::RlStepModels models{*run.model, nullptr, optimizer, *run.tokenizer, *run.source, nullptr};
   uint64_t cursor = 0;
   c.rl.micro_batch_tokens = budget;
   rl::RlStepResult r = rl::rl_step(models, c, cursor, 1, 1e-2f);

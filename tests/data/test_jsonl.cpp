@@ -149,4 +149,45 @@ TEST_CASE("problem_to_json round-trips through load_problems", "[jsonl][dataset]
   CHECK(back.prompt == p.prompt);
   CHECK(back.answer == p.answer);
   CHECK(back.reference_solution == p.reference_solution);
+  // The row names its task: it comes back as countdown, with its numbers and target.
+  CHECK(back.task == "countdown");
+  CHECK(back.numbers == p.numbers);
+  CHECK(back.target == p.target);
+}
+
+TEST_CASE("a dataset row keeps every column, and a row that names its task keeps its payload", "[jsonl][dataset]") {
+  const TempFile file("columns.jsonl",
+                      "{\"prompt\": \"2+2\\n\", \"answer\": 4, \"source\": \"book\", \"difficulty\": [1, 2]}\n"
+                      "{\"question\": \"q\", \"answer\": \"so #### 5\", \"id\": 17}\n"
+                      "{\"task\": \"countdown\", \"prompt\": \"use 2 3 to make 6\\n\", \"answer\": \"2*3\", "
+                      "\"numbers\": [2, 3], \"target\": 6}\n"
+                      "{\"task\": \"jsonl\", \"prompt\": \"p\\n\", \"answer\": \"1\"}\n");
+  const auto problems = load_problems(file.str());
+  REQUIRE(problems.size() == 4);
+  const nlohmann::json first = nlohmann::json::parse(problems[0].row);
+  CHECK(first["source"] == "book");
+  CHECK(first["difficulty"] == nlohmann::json::array({1, 2}));
+  CHECK(first["answer"] == 4);
+  CHECK(problems[0].task == "jsonl");
+  const nlohmann::json second = nlohmann::json::parse(problems[1].row);
+  CHECK(second["id"] == 17);
+  CHECK(second["answer"] == "so #### 5");  // the column as given, not the extracted answer
+  CHECK(problems[1].answer == "5");
+  CHECK(problems[2].task == "countdown");
+  CHECK(problems[2].numbers == std::vector<int64_t>{2, 3});
+  CHECK(problems[2].target == 6);
+  CHECK(problems[3].task == "jsonl");
+
+  const std::pair<const char*, const char*> cases[] = {
+      {"{\"task\": \"sudoku\", \"prompt\": \"p\", \"answer\": \"1\"}", ":1: field 'task' names no task: 'sudoku'"},
+      {"{\"task\": \"countdown\", \"prompt\": \"p\", \"answer\": \"1\", \"target\": 3}", ":1: missing field 'numbers'"},
+      {"{\"task\": \"countdown\", \"prompt\": \"p\", \"answer\": \"1\", \"numbers\": [1.5], \"target\": 3}",
+       ":1: field 'numbers' must hold integers"},
+      {"{\"task\": \"countdown\", \"prompt\": \"p\", \"answer\": \"1\", \"numbers\": [1]}", ":1: missing field 'target'"},
+  };
+  for (const auto& [line, message] : cases) {
+    INFO(line);
+    const TempFile bad("bad_task.jsonl", std::string(line) + "\n");
+    CHECK_THROWS_WITH(load_problems(bad.str()), Contains(bad.str() + message));
+  }
 }

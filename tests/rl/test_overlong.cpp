@@ -1,4 +1,5 @@
 // Overlong penalties, hand-computed.
+#include <optional>
 #include <catch2/catch.hpp>
 
 #include "rl/advantages.h"
@@ -25,8 +26,8 @@ TEST_CASE("dapo_soft in dapo: added to r before the group z-score, buffer defaul
   RlConfig cfg = defaults_for("dapo");
   cfg.dynamic_sampling = false;
   std::vector<Response> batch(2);
-  batch[0] = {"q", true, false, 90, {}};
-  batch[1] = {"q", true, false, 50, {}};
+  batch[0] = {"q", true, false, 90, {}, std::nullopt};
+  batch[1] = {"q", true, false, 50, {}, std::nullopt};
   CHECK_THROWS_WITH(compute_advantages(batch, cfg), Contains("sampler.max_new_tokens"));
   BatchContext l_max;
   l_max.max_new_tokens = 100;
@@ -93,10 +94,10 @@ TEST_CASE("GROP in GTPO: the penalty is added to every token's shaped reward") {
   CHECK(cfg.overlong == Overlong::Grop);
   cfg.dynamic_sampling = false;
   std::vector<Response> batch = {
-      {"q", true, false, -1, std::vector<float>(10, 1.0f)},
-      {"q", true, false, -1, std::vector<float>(12, 1.0f)},
-      {"q", false, false, -1, std::vector<float>(30, 1.0f)},
-      {"q", false, false, -1, std::vector<float>(40, 1.0f)},
+      {"q", true, false, -1, std::vector<float>(10, 1.0f), std::nullopt},
+      {"q", true, false, -1, std::vector<float>(12, 1.0f), std::nullopt},
+      {"q", false, false, -1, std::vector<float>(30, 1.0f), std::nullopt},
+      {"q", false, false, -1, std::vector<float>(40, 1.0f), std::nullopt},
   };
   const AdvantageResult r = compute_advantages(batch, cfg);
   for (float s : r.responses[2].shaped) CHECK(s == Approx(-1.1 - 0.1));

@@ -1,4 +1,5 @@
 // The spec's test vectors (shared/spec/rl-algorithms.md, "Test vectors"), exact to 1e-4.
+#include <optional>
 #include <catch2/catch.hpp>
 
 #include "rl/advantages.h"
@@ -9,10 +10,10 @@ namespace {
 
 std::vector<Response> spec_group() {
   return {
-      {"q", true, false, -1, {2.0f, 0.5f, 1.0f}},
-      {"q", true, false, -1, {0.5f, 1.5f}},
-      {"q", false, false, -1, {0.2f, 1.0f, 0.4f}},
-      {"q", false, false, -1, {1.0f, 0.5f}},
+      {"q", true, false, -1, {2.0f, 0.5f, 1.0f}, std::nullopt},
+      {"q", true, false, -1, {0.5f, 1.5f}, std::nullopt},
+      {"q", false, false, -1, {0.2f, 1.0f, 0.4f}, std::nullopt},
+      {"q", false, false, -1, {1.0f, 0.5f}, std::nullopt},
   };
 }
 

@@ -1,0 +1,34 @@
+// What eval, sample and score read: a checkpoint (or a run directory's latest one), with the run
+// configuration it was trained with when it has one (run_config.yaml), so that task options, the
+// tokenizer and sampling settings default to the run's own; flags override them. Also their --threads.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "apps/args.h"
+#include "model/checkpoint.h"
+#include "rl/run_config.h"
+
+namespace gtpo::apps {
+
+struct CheckpointInput {
+  std::string dir;  // the checkpoint directory read
+  model::LoadedModel loaded;
+  std::optional<rl::RunConfig> run_config;  // from DIR/run_config.yaml; absent for init and older checkpoints
+};
+
+// --checkpoint PATH: a checkpoint directory, or a run directory (then its latest checkpoint).
+std::string resolve_checkpoint_dir(const std::string& path);
+
+// Resolves --checkpoint, loads the model (on DEVICE) and its tokenizer, reads run_config.yaml when present
+// and prints on stderr what was taken from it. COMMAND names the command in messages.
+CheckpointInput load_checkpoint_input(const Args& args, Device device, const char* command);
+
+// The --threads flag: CPU threads of the command; applied by apply_threads (0 = the library default).
+FlagSpec threads_flag();
+void apply_threads(const Args& args);
+
+// The --checkpoint flag's help text, shared so the three commands say the same.
+FlagSpec checkpoint_flag();
+
+}  // namespace gtpo::apps

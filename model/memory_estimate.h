@@ -1,0 +1,25 @@
+// Rough memory needs of generation, checked before allocating so that a size that cannot fit is an error
+// naming the setting rather than std::bad_alloc (or the OOM killer) minutes later.
+#pragma once
+#include <unistd.h>
+
+#include <cstdint>
+
+#include "model/model_config.h"
+
+namespace gtpo::model {
+
+// Bytes of the f32 keys and values of ROWS sequences of POSITIONS tokens, plus one row of logits each.
+inline double generation_bytes(const ModelConfig& c, int64_t rows, int64_t positions) {
+  const double kv = 2.0 * static_cast<double>(c.num_hidden_layers) * static_cast<double>(c.num_key_value_heads) *
+                    static_cast<double>(c.head_dim()) * static_cast<double>(positions) * 4.0;
+  return static_cast<double>(rows) * (kv + static_cast<double>(c.vocab_size) * 4.0);
+}
+
+// Physical memory of this machine in bytes (0 when unknown).
+inline double physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+}
+
+}  // namespace gtpo::model

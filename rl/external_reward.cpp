@@ -1,0 +1,122 @@
+#include "rl/external_reward.h"
+
+#include <cmath>
+
+#include "runtime/io/subprocess.h"
+
+namespace gtpo::rl {
+namespace {
+
+// Long requests and replies are cut in messages: the start says which completion it was.
+std::string clipped(const std::string& text, std::size_t limit = 600) {
+  if (text.size() <= limit) return text;
+  return text.substr(0, limit) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
+std::string json_type(const nlohmann::json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "a bool";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "a list";
+  return "an object";
+}
+
+double finite_number(const nlohmann::json& v, const std::string& field) {
+  GTPO_CHECK(v.is_number(), "\"", field, "\" must be a number, got ", json_type(v), " (", clipped(v.dump(), 60), ")");
+  const double x = v.get<double>();
+  GTPO_CHECK(std::isfinite(x), "\"", field, "\" is not finite (", x, ")");
+  return x;
+}
+
+}  // namespace
+
+RewardScore parse_reward_reply(const std::string& line) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(line);
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond double (1e999)
+    fail("the reply is not JSON (", e.what(), ")");
+  }
+  GTPO_CHECK(j.is_object(), "the reply must be a JSON object like {\"reward\": 0.5}, got ", json_type(j));
+  GTPO_CHECK(j.contains("reward"), "the reply has no \"reward\" field");
+  RewardScore s;
+  s.value = finite_number(j["reward"], "reward");
+  if (j.contains("correct") && !j["correct"].is_null()) {
+    GTPO_CHECK(j["correct"].is_boolean(), "\"correct\" must be true or false, got ", json_type(j["correct"]));
+    s.correct = j["correct"].get<bool>();
+  }
+  if (j.contains("components") && !j["components"].is_null()) {
+    GTPO_CHECK(j["components"].is_object(), "\"components\" must be an object of numbers, got ",
+               json_type(j["components"]));
+    for (const auto& [name, v] : j["components"].items()) {
+      GTPO_CHECK(!name.empty() && name.find_first_of("/ \t\n") == std::string::npos, "component name '", name,
+                 "' must be non-empty, without '/' or spaces (it names the metric rewards/FUNCTION/NAME/mean)");
+      s.components.emplace_back(name, finite_number(v, "components." + name));
+    }
+  }
+  return s;
+}
+
+ExternalReward::ExternalReward(std::string name, std::string command, double timeout_s)
+    : name_(std::move(name)), command_(std::move(command)), timeout_s_(timeout_s) {}
+
+ExternalReward::~ExternalReward() = default;
+
+void ExternalReward::fail_with(const std::string& what, const nlohmann::json* request, const std::string& reply) {
+  std::string message = "reward '" + name_ + "' (" + command_ + "): " + what;
+  if (request) message += "\n  request: " + clipped(request->dump());
+  message += "\n  reply: " + (reply.empty() ? std::string("(nothing)") : clipped(reply));
+  std::string tail;
+  if (process_) {
+    process_->kill();
+    tail = process_->stderr_tail();
+    process_.reset();
+  }
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
+  message += "\n  stderr: " + (tail.empty() ? std::string("(empty)") : "\n" + tail);
+  throw RewardError(message);
+}
+
+std::vector<RewardScore> ExternalReward::score(const std::vector<nlohmann::json>& requests) {
+  if (requests.empty()) return {};
+  if (!process_) {
+    try {
+      process_ = std::make_unique<io::Subprocess>(command_);
+    } catch (const Error& e) {
+      fail_with(std::string("cannot start: ") + e.what(), nullptr, "");
+    }
+  }
+  std::string text;
+  for (const nlohmann::json& r : requests) text += r.dump() + "\n";
+  const std::size_t n = requests.size();
+  if (!process_->unread().empty())
+    fail_with("it wrote output nobody asked for (more lines than requests in an earlier batch)", nullptr,
+              process_->unread());
+  const io::Subprocess::Exchange ex = process_->exchange(text, n, timeout_s_);
+
+  std::vector<RewardScore> scores;
+  for (std::size_t i = 0; i < ex.lines.size(); ++i) {
+    try {
+      scores.push_back(parse_reward_reply(ex.lines[i]));
+    } catch (const Error& e) {
+      fail_with("reply " + std::to_string(i + 1) + " of " + std::to_string(n) + ": " + e.what(), &requests[i],
+                ex.lines[i]);
+    }
+  }
+  if (ex.lines.size() < n) {
+    const nlohmann::json& waiting_for = requests[ex.lines.size()];
+    const std::string got = std::to_string(ex.lines.size()) + " of " + std::to_string(n) + " replies";
+    if (ex.timed_out)
+      fail_with("no reply within reward.timeout_s = " + config::format_double(timeout_s_) + " s (got " + got + ")",
+                &waiting_for, process_->unread());
+    fail_with("the process ended (" + process_->exit_status(1.0) + ") after " + got, &waiting_for,
+              process_->unread());
+  }
+  if (!process_->unread().empty())
+    fail_with("it wrote more than one line per request (" + std::to_string(n) + " requests)", nullptr,
+              process_->unread());
+  return scores;
+}
+
+}  // namespace gtpo::rl

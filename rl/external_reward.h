@@ -1,0 +1,53 @@
+// An external reward function: a long-lived process (any language) that reads one JSON request per line on
+// stdin and writes one JSON reply per line on stdout (protocol in docs/rewards.md). Requests are sent in
+// batches (all of a rollout round's completions), then every reply is read, so the process may score the
+// whole batch at once. Every way it can fail (exit, silence past the timeout, a line that is not JSON, a
+// missing, non-finite or wrong-typed field, a reply too many) is a RewardError that names the function, the
+// request and what came back, with the tail of its stderr; the process is killed then.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rl/reward.h"
+#include "runtime/error.h"
+
+namespace gtpo::io {
+class Subprocess;
+}
+
+namespace gtpo::rl {
+
+// A reward function failed: the run must stop before it trains on anything of this step.
+class RewardError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Parses one reply line: {"reward": number, "correct": bool (optional), "components": {name: number}
+// (optional)}. Throws gtpo::Error with the reason (not JSON, not an object, missing reward, NaN/Inf, ...).
+RewardScore parse_reward_reply(const std::string& line);
+
+class ExternalReward {
+ public:
+  // Starts nothing yet: the process starts with the first batch.
+  ExternalReward(std::string name, std::string command, double timeout_s);
+  ~ExternalReward();
+  ExternalReward(const ExternalReward&) = delete;
+  ExternalReward& operator=(const ExternalReward&) = delete;
+
+  // One score per request, in order. Throws RewardError (see above).
+  std::vector<RewardScore> score(const std::vector<nlohmann::json>& requests);
+  const std::string& name() const { return name_; }
+
+ private:
+  [[noreturn]] void fail_with(const std::string& what, const nlohmann::json* request, const std::string& reply);
+
+  std::string name_, command_;
+  double timeout_s_;
+  std::unique_ptr<io::Subprocess> process_;
+};
+
+}  // namespace gtpo::rl

@@ -1,0 +1,57 @@
+#include "rl/reward_runner.h"
+
+#include "data/dataset.h"
+#include "rl/rollout_phase.h"
+
+namespace gtpo::rl {
+
+RewardRunner::RewardRunner(const RewardSection& section, const SamplerSection& sampler)
+    : functions_(reward_functions(section)),
+      continuous_(has_reward_functions(section)),
+      correct_threshold_(section.correct_threshold),
+      max_new_tokens_(sampler.max_new_tokens) {
+  validate_reward_section(section, "reward");
+  for (const RewardFunctionConfig& f : functions_)
+    external_.push_back(f.command.empty() ? nullptr
+                                          : std::make_unique<ExternalReward>(f.name, f.command, section.timeout_s));
+}
+
+RewardRunner::~RewardRunner() = default;
+
+nlohmann::json reward_request(const std::string& function, const RolloutItem& item, int64_t step, std::size_t index,
+                              std::size_t batch_size) {
+  const data::Problem& p = item.problem;
+  return {{"function", function},
+          {"step", step},
+          {"group", item.problem_index},
+          {"index", index},
+          {"batch_size", batch_size},
+          {"prompt", p.prompt},
+          {"completion", item.completion},
+          {"completion_tokens", item.sample.tokens},
+          {"truncated", item.truncated},
+          {"row", p.row.empty() ? data::problem_to_json(p) : nlohmann::json::parse(p.row)}};
+}
+
+void RewardRunner::score(std::vector<RolloutItem*>& items, int64_t step) {
+  std::vector<std::vector<RewardScore>> by_item(items.size(), std::vector<RewardScore>(functions_.size()));
+  for (std::size_t f = 0; f < functions_.size(); ++f) {
+    if (external_[f]) {
+      std::vector<nlohmann::json> requests;
+      requests.reserve(items.size());
+      for (std::size_t i = 0; i < items.size(); ++i)
+        requests.push_back(reward_request(functions_[f].name, *items[i], step, i, items.size()));
+      std::vector<RewardScore> scores = external_[f]->score(requests);
+      for (std::size_t i = 0; i < items.size(); ++i) by_item[i][f] = std::move(scores[i]);
+    } else {
+      for (std::size_t i = 0; i < items.size(); ++i)
+        by_item[i][f] = builtin_reward(functions_[f].name, items[i]->verdict,
+                                       static_cast<int64_t>(items[i]->sample.tokens.size()), max_new_tokens_);
+    }
+  }
+  // Only once every function has answered for every item does any item get a reward.
+  for (std::size_t i = 0; i < items.size(); ++i)
+    items[i]->reward = combine_scores(functions_, std::move(by_item[i]), correct_threshold_, items[i]->truncated);
+}
+
+}  // namespace gtpo::rl

@@ -1,0 +1,56 @@
+#include "rl/run_dir.h"
+
+#include <filesystem>
+#include <set>
+#include <vector>
+
+#include "runtime/error.h"
+
+namespace gtpo::rl {
+
+namespace fs = std::filesystem;
+
+namespace {
+const std::set<std::string>& run_files() {
+  static const std::set<std::string> names = {"config.yaml",   "metrics.jsonl", "eval.jsonl",
+                                              "samples.jsonl", "sft.jsonl",     "checkpoints",
+                                              "sft",           "sft.tmp",       "sft.old",
+                                              "report.html"};
+  return names;
+}
+}  // namespace
+
+bool is_run_file(const std::string& name) {
+  if (run_files().count(name)) return true;
+  // write_file_atomic's temporaries: "<file>.tmp.<pid>" of a run file.
+  const size_t tmp = name.find(".tmp.");
+  return tmp != std::string::npos && run_files().count(name.substr(0, tmp)) != 0;
+}
+
+void require_fresh_run_directory(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return;
+  GTPO_CHECK(fs::is_directory(dir, ec), "train.out_dir '", dir, "' exists and is not a directory");
+  GTPO_CHECK(fs::is_empty(dir, ec), "train.out_dir '", dir,
+             "' is not empty (it holds another run's files): continue that run with --resume ", dir,
+             ", start over there with --overwrite, or choose a new train.out_dir");
+}
+
+void clear_run_directory(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return;
+  GTPO_CHECK(fs::is_directory(dir, ec), "train.out_dir '", dir, "' exists and is not a directory");
+  std::vector<fs::path> doomed;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    GTPO_CHECK(is_run_file(name), "--overwrite: train.out_dir '", dir, "' holds '", name,
+               "', which is not a gtpo run file; nothing was removed (choose another train.out_dir or move it)");
+    doomed.push_back(e.path());
+  }
+  for (const fs::path& p : doomed) {
+    fs::remove_all(p, ec);
+    GTPO_CHECK(!ec, "--overwrite: cannot remove '", p.string(), "': ", ec.message());
+  }
+}
+
+}  // namespace gtpo::rl

@@ -1,0 +1,20 @@
+// A run directory belongs to one run: `gtpo train` starts only in an empty (or new) directory, continues
+// only with --resume, and starts over only with --overwrite, which removes the run's own files and nothing
+// else. So logs are never mixed and no checkpoint of another run is ever mistaken for this one's.
+#pragma once
+#include <string>
+
+namespace gtpo::rl {
+
+// True for the names a run writes at the top of its directory (config.yaml, the JSONL logs, checkpoints/,
+// the default `gtpo sft --out` checkpoint sft/, and the temporary files of their atomic writes).
+bool is_run_file(const std::string& name);
+
+// An error when DIR exists and is not empty: it names --resume and --overwrite.
+void require_fresh_run_directory(const std::string& dir);
+
+// --overwrite: removes the run files from DIR so that a new run can start there. If DIR holds anything that
+// is not a run file, nothing is removed and the error names it (so a mistyped out_dir never loses data).
+void clear_run_directory(const std::string& dir);
+
+}  // namespace gtpo::rl
