@@ -11,6 +11,7 @@
 #   cuda-tests ctest -L cuda with GTPO_REQUIRE_CUDA=1: a test that finds no GPU fails instead of skipping
 #   parity     the op-level CPU-vs-accelerator tests and the model tests (PyTorch reference, sampler)
 #   train      a 20-step GTPO run on the GPU (configs/gpu-check.yaml)
+#   train-2ranks  10 steps under mpirun -np 2, one GPU per rank (SKIP where there is one GPU)
 #   bench-*    gtpo bench train (GPT-2 124M, T 1024: tokens/s and MFU) and rollout (256 sequences) on the
 #              GPU in fp32, tf32 and bf16
 # then prints a summary table. Exit status 0 only when every step passed.
@@ -188,6 +189,26 @@ if [ "${statuses[-1]}" = "PASS" ]; then
     fail_last "metrics.jsonl has $steps steps, expected 20"
   else
     set_note "$(grep -o 'before RL .*points)' "$log_dir/train.log" | head -n 1)"
+  fi
+fi
+
+# ---- 2 data-parallel ranks, one GPU each (docs/distributed.md) ----------------------------------
+# Runs where the machine has at least 2 GPUs (and mpirun); else recorded as SKIP with the reason, which
+# does not fail the check. Gradients travel through the host over MPI (no NCCL communicator yet).
+gpu_count="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | grep -c . || true)"
+dp_dir="$build_dir/gpu-check-dp"
+rm -rf "$dp_dir"
+if [ "${gpu_count:-0}" -lt 2 ] || ! command -v mpirun >/dev/null 2>&1; then
+  names+=("train-2ranks"); statuses+=("SKIP"); times+=("0")
+  notes+=("needs 2 GPUs and mpirun; this machine has ${gpu_count:-0} GPU(s)")
+  echo "== train-2ranks: skipped, ${gpu_count:-0} GPU(s) here (a 2-rank run needs 2)"
+else
+  run_step train-2ranks 120 "" env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    mpirun -np 2 --bind-to none bash -c 'CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$0" "$@"' \
+    "$gtpo" train "$root/configs/gpu-check.yaml" "train.out_dir=$dp_dir" train.steps=10 eval.every=0
+  if [ "${statuses[-1]}" = "PASS" ]; then
+    steps="$(wc -l <"$dp_dir/metrics.jsonl" 2>/dev/null || echo 0)"
+    [ "$steps" -eq 10 ] && set_note "10 steps on 2 GPUs" || fail_last "metrics.jsonl has $steps steps, expected 10"
   fi
 fi
 
