@@ -194,7 +194,7 @@ fi
 
 # ---- 2 data-parallel ranks, one GPU each (docs/distributed.md) ----------------------------------
 # Runs where the machine has at least 2 GPUs (and mpirun); else recorded as SKIP with the reason, which
-# does not fail the check. Gradients travel through the host over MPI (no NCCL communicator yet).
+# does not fail the check. Gradients are summed by NCCL where the build found it (else through the host).
 gpu_count="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | grep -c . || true)"
 dp_dir="$build_dir/gpu-check-dp"
 rm -rf "$dp_dir"

@@ -39,6 +39,18 @@ int launched_ranks() {
 std::unique_ptr<Communicator> make_mpi_communicator(double timeout_s);  // mpi_communicator.cpp
 #endif
 
+namespace {
+DeviceCommunicatorFactory g_device_factory = nullptr;
+}
+
+void register_device_communicator(DeviceCommunicatorFactory factory) { g_device_factory = factory; }
+
+std::unique_ptr<Communicator> make_device_communicator(double timeout_s) {
+  std::unique_ptr<Communicator> host = make_communicator(timeout_s);
+  if (host->size() == 1 || g_device_factory == nullptr) return host;
+  return g_device_factory(std::move(host), timeout_s);
+}
+
 Communicator& single_process() {
   static SingleProcess instance;
   return instance;

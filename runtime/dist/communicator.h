@@ -22,6 +22,12 @@ class Communicator {
   // Every rank's BYTES, indexed by rank; collective (every rank calls it, in the same order). WHAT names
   // the collective in a timeout or failure message.
   virtual std::vector<std::vector<uint8_t>> allgather(const std::vector<uint8_t>& bytes, const char* what) = 0;
+  // Sums N floats at the device pointer DATA over ranks, in place, the same bits on every rank (NCCL's ring
+  // all-reduce). False: this communicator reduces host buffers only; the caller stages through the host.
+  virtual bool allreduce_device_sum(float* data, std::size_t n, const char* what) {
+    (void)data, (void)n, (void)what;
+    return false;
+  }
   // Ends every rank of the job with MESSAGE (a rank that cannot continue must not leave the others waiting).
   [[noreturn]] virtual void abort(const std::string& message) = 0;
   bool writer() const { return rank() == 0; }  // the rank that writes logs, checkpoints and reports
@@ -35,6 +41,14 @@ Communicator& single_process();
 // the job with a clear error instead of a silent hang). Throws gtpo::Error when launched with several
 // ranks by a binary built without MPI.
 std::unique_ptr<Communicator> make_communicator(double timeout_s);
+
+// A CUDA build with NCCL registers a wrapper here (runtime/cuda/nccl_communicator.cpp) that adds NCCL device
+// all-reduces to a host communicator; make_device_communicator applies it (the runtime never names NCCL).
+using DeviceCommunicatorFactory = std::unique_ptr<Communicator> (*)(std::unique_ptr<Communicator> host,
+                                                                    double timeout_s);
+void register_device_communicator(DeviceCommunicatorFactory factory);
+// make_communicator, wrapped for device buffers when there are several ranks and a factory is registered.
+std::unique_ptr<Communicator> make_device_communicator(double timeout_s);
 
 // Sums of VALUES over ranks, element by element, added in rank order (0, 1, ...) on every rank.
 std::vector<double> sum_in_rank_order(Communicator& comm, const std::vector<double>& values, const char* what);

@@ -4,8 +4,35 @@
 
 namespace gtpo::dist {
 
+namespace {
+// Device gradients summed where they are (NCCL), when the communicator can: every rank must pass the same
+// buffers, so a rank without a gradient a peer has contributes zeros (x + 0 = x exactly). False = host path.
+bool device_sum(Communicator& comm, const optim::ParameterStore& params) {
+  ByteWriter w;
+  for (const optim::Parameter& p : params) w.put<uint8_t>(p.tensor.grad().defined() ? 1 : 0);
+  std::vector<uint8_t> any(params.size(), 0);
+  for (const std::vector<uint8_t>& part : comm.allgather(w.bytes(), "gradient presence"))
+    for (std::size_t i = 0; i < any.size() && i < part.size(); ++i) any[i] |= part[i];
+  std::size_t at = 0;
+  for (const optim::Parameter& p : params) {
+    if (any[at++] == 0) continue;
+    Tensor g = p.tensor.grad();
+    if (!g.defined()) {
+      g = Tensor::zeros(p.tensor.shape(), p.tensor.device());
+      p.tensor.set_grad(g);
+    }
+    if (!comm.allreduce_device_sum(static_cast<float*>(g.mutable_data()), static_cast<std::size_t>(g.numel()),
+                                   "gradients"))
+      return false;  // decided by the communicator's kind, so on the first parameter, identically on every rank
+  }
+  return true;
+}
+}  // namespace
+
 void allreduce_gradients(Communicator& comm, const optim::ParameterStore& params) {
   if (comm.size() == 1) return;
+  if (!params.empty() && params.parameters().front().tensor.device() != Device::cpu && device_sum(comm, params))
+    return;
   ByteWriter w;
   for (const optim::Parameter& p : params) {
     const Tensor g = p.tensor.grad();
