@@ -80,7 +80,8 @@ int run_train(int argc, char** argv) {
   rl::RunConfig config = rl::load_run_config(config_path, overrides);
   // Under mpirun: one data-parallel rank of several (every rank reads the same config and builds the same
   // model from the same seed or checkpoint); rank 0 alone touches the run directory. Otherwise one process.
-  std::unique_ptr<dist::Communicator> comm = dist::make_device_communicator(config.train.collective_timeout_s);
+  std::unique_ptr<dist::Communicator> comm =
+      dist::make_device_communicator(config.train.collective_timeout_s, config.train.device == Device::cuda);
   const bool writer = comm->writer();
   if (writer) print_config_notes(config);
   // A run directory belongs to one run: checked before anything else; with --overwrite the old run is removed

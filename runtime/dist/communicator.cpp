@@ -45,9 +45,9 @@ DeviceCommunicatorFactory g_device_factory = nullptr;
 
 void register_device_communicator(DeviceCommunicatorFactory factory) { g_device_factory = factory; }
 
-std::unique_ptr<Communicator> make_device_communicator(double timeout_s) {
+std::unique_ptr<Communicator> make_device_communicator(double timeout_s, bool on_device) {
   std::unique_ptr<Communicator> host = make_communicator(timeout_s);
-  if (host->size() == 1 || g_device_factory == nullptr) return host;
+  if (!on_device || host->size() == 1 || g_device_factory == nullptr) return host;
   return g_device_factory(std::move(host), timeout_s);
 }
 

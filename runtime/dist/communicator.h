@@ -47,8 +47,9 @@ std::unique_ptr<Communicator> make_communicator(double timeout_s);
 using DeviceCommunicatorFactory = std::unique_ptr<Communicator> (*)(std::unique_ptr<Communicator> host,
                                                                     double timeout_s);
 void register_device_communicator(DeviceCommunicatorFactory factory);
-// make_communicator, wrapped for device buffers when there are several ranks and a factory is registered.
-std::unique_ptr<Communicator> make_device_communicator(double timeout_s);
+// make_communicator, wrapped for device buffers when the model lives on a GPU (ON_DEVICE), there are several
+// ranks and a factory is registered. A CPU run in a CUDA build never touches the driver.
+std::unique_ptr<Communicator> make_device_communicator(double timeout_s, bool on_device);
 
 // Sums of VALUES over ranks, element by element, added in rank order (0, 1, ...) on every rank.
 std::vector<double> sum_in_rank_order(Communicator& comm, const std::vector<double>& values, const char* what);
