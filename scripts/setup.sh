@@ -5,7 +5,10 @@
 #   scripts/setup.sh --plots       also matplotlib (scripts/compare.sh plots)
 set -euo pipefail
 
-packages=(build-essential cmake libeigen3-dev libyaml-cpp-dev catch2 nlohmann-json3-dev libomp-dev)
+# clang and libclang-rt-14-dev (its ASan/UBSan/libFuzzer runtimes): the sanitizer and fuzzing stage of
+# scripts/test.sh (scripts/test_sanitize.sh, scripts/fuzz.sh); libomp-dev is clang's OpenMP.
+packages=(build-essential cmake libeigen3-dev libyaml-cpp-dev catch2 nlohmann-json3-dev libomp-dev
+          clang libclang-rt-14-dev)
 for arg in "$@"; do
   case "$arg" in
     --reference) packages+=(python3 python3-torch python3-numpy) ;;
