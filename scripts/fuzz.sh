@@ -2,7 +2,7 @@
 # Builds the libFuzzer harnesses (tests/fuzz, clang with ASan+UBSan) and runs each in turn from its seed
 # corpus. A crash, sanitizer report, leak, hang (over 10 s on one input) or an exception other than
 # gtpo::Error fails the run; the input that did it is left as crash-*/timeout-*/leak-* in the work dir.
-#   scripts/fuzz.sh [--seconds N] [--runs N] [--only NAME] [--build-dir DIR] [--no-build] [--jobs-dir DIR]
+#   scripts/fuzz.sh [--seconds N] [--runs N] [--only NAME] [--build-dir DIR] [--no-build]
 # --seconds N   time per harness (default 20); --runs N   stop each after N inputs instead
 # --only NAME   one harness (safetensors, jsonl, rollouts, tokenizer, run_config, verify)
 # New inputs found while fuzzing go to DIR/fuzz-work/NAME (not the committed corpus); to keep one, copy
@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
     --only) only="$2"; shift ;;
     --build-dir) build_dir="$2"; shift ;;
     --no-build) build=0 ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fuzz.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
