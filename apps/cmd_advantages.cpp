@@ -12,6 +12,7 @@
 
 #include "apps/args.h"
 #include "apps/commands.h"
+#include "apps/rollout_line.h"
 #include "rl/advantages.h"
 #include "rl/algorithm_registry.h"
 #include "runtime/config_codec.h"
@@ -68,50 +69,6 @@ const std::vector<FlagSpec> kFlags = {{"--algo", true, "the algorithm (required)
                                       {"--in", true, "rollouts JSONL (required)"},
                                       {"--out", true, "output JSONL (required)"},
                                       {"--diagnostics", true, "write the full diagnostics JSON here"}};
-
-rl::Response parse_line(const std::string& text, const std::string& where, json& group) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    fail(where, ": invalid JSON: ", e.what());
-  }
-  GTPO_CHECK(j.is_object(), where, ": expected a JSON object, got ", j.type_name());
-  rl::Response r;
-  GTPO_CHECK(j.contains("group"), where, ": missing \"group\"");
-  group = j["group"];
-  if (group.is_string()) {
-    r.group = group.get<std::string>();
-  } else {
-    GTPO_CHECK(group.is_number_integer(), where, ": \"group\" must be a string or an integer, got ", group.type_name());
-    r.group = group.dump();
-  }
-  GTPO_CHECK(j.contains("correct"), where, ": missing \"correct\"");
-  GTPO_CHECK(j["correct"].is_boolean(), where, ": \"correct\" must be true or false, got ", j["correct"].dump());
-  r.correct = j["correct"].get<bool>();
-  if (j.contains("truncated")) {
-    GTPO_CHECK(j["truncated"].is_boolean(), where, ": \"truncated\" must be true or false, got ",
-               j["truncated"].dump());
-    r.truncated = j["truncated"].get<bool>();
-  }
-  if (j.contains("length")) {
-    const json& l = j["length"];
-    GTPO_CHECK(l.is_number_integer() && l.get<long long>() >= 0 && l.get<long long>() <= 100000000, where,
-               ": \"length\" must be a non-negative integer, got ", l.dump());
-    r.length = static_cast<int>(l.get<long long>());
-  }
-  GTPO_CHECK(j.contains("entropies") || j.contains("length"), where, ": missing \"entropies\" (or \"length\")");
-  if (j.contains("entropies")) {
-    const json& e = j["entropies"];
-    GTPO_CHECK(e.is_array(), where, ": \"entropies\" must be an array of numbers, got ", e.type_name());
-    r.entropies.reserve(e.size());
-    for (std::size_t t = 0; t < e.size(); ++t) {
-      GTPO_CHECK(e[t].is_number(), where, ": entropies[", t, "] must be a number, got ", e[t].dump());
-      r.entropies.push_back(e[t].get<float>());
-    }
-  }
-  return r;
-}
 
 // The shortest decimal that reads back as the same float: 1.16, not 1.159999966621399.
 double tidy(float v) {
@@ -200,7 +157,7 @@ int run(const Args& args, const Settings& settings) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = in_path + ":" + std::to_string(line_no);
     json group;
-    rl::Response r = parse_line(line, where, group);
+    rl::Response r = parse_rollout_line(line, where, group);
     rl::validate_response(r, algo.needs_entropies, where);
     batch.push_back(std::move(r));
     groups.push_back(std::move(group));

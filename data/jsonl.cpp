@@ -14,14 +14,13 @@ bool is_blank(std::string_view s) {
   return true;
 }
 
-// nlohmann's messages start with "[json.exception.parse_error.101] parse error at line 1, ...";
-// keep only the part after the bracketed id, which is what a user can act on.
-std::string short_parse_message(const std::string& what) {
+}  // namespace
+
+std::string json_error_message(const nlohmann::json::exception& e) {
+  const std::string what = e.what();
   const auto close = what.find("] ");
   return close == std::string::npos ? what : what.substr(close + 2);
 }
-
-}  // namespace
 
 std::vector<JsonLine> parse_jsonl(std::string_view text, const std::string& source) {
   std::vector<JsonLine> out;
@@ -36,8 +35,9 @@ std::vector<JsonLine> parse_jsonl(std::string_view text, const std::string& sour
       JsonLine record{source, line_no, {}};
       try {
         record.value = nlohmann::json::parse(line);
-      } catch (const nlohmann::json::parse_error& e) {
-        fail_at(record, "invalid JSON: ", short_parse_message(e.what()));
+      } catch (const nlohmann::json::exception& e) {
+        // Not only syntax: a number beyond double's range (1e999) is out_of_range.406.
+        fail_at(record, "invalid JSON: ", json_error_message(e));
       }
       if (!record.value.is_object()) {
         fail_at(record, "expected a JSON object, got ", json_type_name(record.value));
@@ -86,6 +86,9 @@ std::string require_string(const JsonLine& where, const std::string& key) {
 int64_t require_int(const JsonLine& where, const std::string& key) {
   const auto& v = require_field(where, key);
   if (!v.is_number_integer()) wrong_type(where, key, "an integer", v);
+  // nlohmann keeps 2^63 .. 2^64-1 as unsigned; get<int64_t> would wrap them to negatives.
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    fail_at(where, "field '", key, "' is ", v.get<uint64_t>(), ", beyond the largest integer ", INT64_MAX);
   return v.get<int64_t>();
 }
 

@@ -27,6 +27,10 @@ std::vector<JsonLine> read_jsonl(const std::string& path);
 // Same, over text already in memory; SOURCE names it in error messages.
 std::vector<JsonLine> parse_jsonl(std::string_view text, const std::string& source);
 
+// nlohmann's message without its "[json.exception.parse_error.101] " id: what a user can act on
+// ("parse error at line 1, column 3: ...", "number overflow parsing '1e999'").
+std::string json_error_message(const nlohmann::json::exception& e);
+
 // Throws gtpo::Error "SOURCE:LINE: " followed by the streamed parts.
 template <typename... Parts>
 [[noreturn]] void fail_at(const JsonLine& where, const Parts&... parts) {

@@ -7,8 +7,10 @@ set -euo pipefail
 
 # python3: the external-reward tests run a Python reward function (tests/apps/test_rewards.cpp).
 # libopenmpi-dev, openmpi-bin: data-parallel training under mpirun (docs/distributed.md, tests/apps/test_distributed.cpp).
+# clang and libclang-rt-14-dev (its ASan/UBSan/libFuzzer runtimes): the sanitizer and fuzzing stage of
+# scripts/test.sh (scripts/test_sanitize.sh, scripts/fuzz.sh); libomp-dev is clang's OpenMP.
 packages=(build-essential cmake libeigen3-dev libyaml-cpp-dev catch2 nlohmann-json3-dev libomp-dev chromium python3
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin clang libclang-rt-14-dev)
 for arg in "$@"; do
   case "$arg" in
     --reference) packages+=(python3 python3-torch python3-numpy) ;;

@@ -9,3 +9,8 @@ cd "$build_dir"
 # Spinning OpenMP workers starve the other test processes on a 2-core machine.
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 ctest --output-on-failure -j "$(nproc)" --timeout 900 "$@"
+# Then the same suite under ASan+UBSan (clang, build-asan/) and a short run of every fuzz harness.
+# GTPO_SKIP_SANITIZE=1 skips this stage (a quick local run); CI always runs it.
+if [ "${GTPO_SKIP_SANITIZE:-0}" != 1 ]; then
+  bash "$root/scripts/test_sanitize.sh"
+fi

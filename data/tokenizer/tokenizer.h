@@ -39,6 +39,8 @@ class Tokenizer {
 // detected from the file. A directory means DIR/tokenizer.json. Malformed files are a gtpo::Error naming
 // the file and the problem.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path);
+// Same, over the file's text already in memory; LABEL names it in error messages (the fuzz harness uses it).
+std::unique_ptr<Tokenizer> parse_tokenizer(const std::string& text, const std::string& label);
 
 // The default tokenizer: ids 0..255 are the bytes, 256 <pad>, 257 <bos>, 258 <eos>, and ids 259..
 // vocab_size-1 are unused special tokens "<unused_0>", "<unused_1>", ... (valid for decode, never produced

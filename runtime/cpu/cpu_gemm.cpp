@@ -4,7 +4,9 @@
 #define EIGEN_DONT_PARALLELIZE
 // GCC 12 reports false "maybe uninitialized" warnings inside its own AVX-512 intrinsics when Eigen's
 // kernels are inlined; they are not about this code.
+#if defined(__GNUC__) && !defined(__clang__)  // clang has no such warning and warns about the pragma
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <Eigen/Core>
 
 #include "runtime/cpu/cpu_backend.h"

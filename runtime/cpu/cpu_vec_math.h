@@ -21,7 +21,10 @@ using fp::exp_parts;
 // the normal range's end) are flushed to 0; NaN in gives NaN out. glibc's expf is a scalar call, which
 // made this loop ~4x slower.
 inline float exp_bounded(float x) {
-  const float t = std::max(x, -87.0f);  // keeps 2^n a normal number; a NaN x is restored below
+  // Keeps 2^n a normal number and n inside int32_t. Argument order matters: std::max(-87, NaN) is -87,
+  // so a NaN x never reaches the float-to-int conversion (undefined behaviour for NaN); it is restored
+  // below. Above 88.72 the result is +inf (beyond the contract, but defined).
+  const float t = std::min(std::max(-87.0f, x), 88.72283f);
   const ExpParts e = exp_parts(t);
   const float scale = std::bit_cast<float>((static_cast<int32_t>(e.n) + 127) << 23);
   const float y = e.e_r * scale;
@@ -34,7 +37,7 @@ inline float exp_bounded(float x) {
 // round either to the same result). Vectorisable, unlike the scalar libm call it replaces. The CUDA
 // cuda::exp_any (runtime/cuda/cuda_elementwise_math.cuh) shares exp_parts and applies 2^n the same way.
 inline float exp_any(float x) {
-  const float t = std::min(std::max(x, -87.0f), 88.72283f);  // a NaN x is restored below
+  const float t = std::min(std::max(-87.0f, x), 88.72283f);  // as in exp_bounded: a NaN x becomes -87 here
   const ExpParts e = exp_parts(t);
   const int32_t ni = static_cast<int32_t>(e.n);
   const int32_t half = ni / 2;  // both factors stay normal: |half|, |ni - half| <= 64

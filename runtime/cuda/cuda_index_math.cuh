@@ -48,9 +48,11 @@ GTPO_HD int64_t operand_index(BroadcastMode mode, int64_t r, int64_t c, int64_t 
 GTPO_HD float reduce_sum_at(const float* x, int64_t len, int64_t inner, float scale, int64_t j) {
   const int64_t o = j / inner;
   const int64_t i = j - o * inner;
-  const float* src = x + o * len * inner + i;
+  // An index, not a pointer x + offset: with len == 0, x may be null (an empty input) and null + offset is
+  // undefined behaviour even unread (UBSan found it in the emulated kernel tests).
+  const int64_t base = o * len * inner + i;
   float acc = 0.0f;
-  for (int64_t l = 0; l < len; ++l) acc = ieee::add(acc, src[l * inner]);
+  for (int64_t l = 0; l < len; ++l) acc = ieee::add(acc, x[base + l * inner]);
   if (scale != 1.0f) acc = ieee::mul(acc, scale);
   return acc;
 }

@@ -289,9 +289,11 @@ TEST_CASE("primitives: binary ops with every broadcast pairing", "[cuda][primiti
   const std::pair<int64_t, int64_t> shapes[] = {{1, 1}, {31, 33}, {1000, 7}, {3, kVocab}};
   uint64_t seed = 2000;
   for (BinaryOp op : {BinaryOp::add, BinaryOp::sub, BinaryOp::mul, BinaryOp::div})
-    for (auto [rows, cols] : shapes)
+    for (const auto& [rows_in, cols_in] : shapes)
       for (BroadcastMode ma : modes)
         for (BroadcastMode mb : modes) {
+          // Plain variables, not structured bindings: clang 14 cannot capture those in lambdas.
+          const int64_t rows = rows_in, cols = cols_in;
           BinaryPlan plan{rows, cols, ma, mb};
           auto count = [&](BroadcastMode m) {
             return m == BroadcastMode::full ? rows * cols : m == BroadcastMode::repeat_rows ? cols : rows;
@@ -347,7 +349,9 @@ TEST_CASE("primitives: copy_2d with every element size and strides, permute up t
           "[cuda][primitives][layout]") {
   GTPO_CUDA_DEVICE_OR_SKIP(dev, "copy_2d / permute");
   for (size_t elem : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
-    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {31, 33}, {1000, 3}, {2, 5000}}) {
+    for (const auto& [rows_in, cols_in] : {std::pair<int64_t, int64_t>{1, 1}, {31, 33}, {1000, 3}, {2, 5000}}) {
+      // Plain variables, not structured bindings: clang 14 cannot capture those in lambdas.
+      const int64_t rows = rows_in, cols = cols_in;
       const int64_t src_stride = cols + 3, dst_stride = cols + 5;
       const size_t src_bytes = static_cast<size_t>(rows * src_stride) * elem;
       const size_t dst_bytes = static_cast<size_t>(rows * dst_stride) * elem;
@@ -411,8 +415,10 @@ TEST_CASE("primitives: softmax and log-softmax forward and backward", "[cuda][pr
   GTPO_CUDA_DEVICE_OR_SKIP(dev, "softmax");
   const std::pair<int64_t, int64_t> shapes[] = {{1, 1}, {31, 33}, {33, 31}, {7, 1000}, {3, kVocab}};
   uint64_t seed = 6000;
-  for (auto [rows, cols] : shapes)
+  for (const auto& [rows_in, cols_in] : shapes)
     for (bool log_softmax : {false, true}) {
+      // Plain variables, not structured bindings: clang 14 cannot capture those in lambdas.
+      const int64_t rows = rows_in, cols = cols_in;
       std::vector<float> x = values(rows * cols, ++seed, -6.0f, 6.0f);
       x[0] += 80.0f;  // a large logit: the row maximum must be subtracted
       const std::vector<float> gy = values(rows * cols, ++seed);
@@ -438,7 +444,9 @@ TEST_CASE("primitives: layer_norm and rms_norm forward and backward", "[cuda][pr
   const std::pair<int64_t, int64_t> shapes[] = {{1, 1}, {31, 33}, {33, 31}, {5, 1000}, {64, 768}, {2, kVocab}};
   uint64_t seed = 7000;
   const float eps = 1e-5f;
-  for (auto [rows, cols] : shapes) {
+  for (const auto& [rows_in, cols_in] : shapes) {
+    // Plain variables, not structured bindings: clang 14 cannot capture those in lambdas.
+    const int64_t rows = rows_in, cols = cols_in;
     const std::string label = dims(rows, cols);
     std::vector<float> x = values(rows * cols, ++seed, -2.0f, 3.0f);
     const std::vector<float> w = values(cols, ++seed, 0.5f, 1.5f), bias = values(cols, ++seed);
@@ -548,7 +556,9 @@ TEST_CASE("primitives: cross-entropy and fused log-prob + entropy over large voc
   const std::pair<int64_t, int64_t> shapes[] = {{1, 1}, {31, 33}, {33, 1000}, {33, kVocab}, {257, 31}};
   const int32_t ignore = -100;
   uint64_t seed = 10000;
-  for (auto [rows, vocab] : shapes) {
+  for (const auto& [rows_in, vocab_in] : shapes) {
+    // Plain variables, not structured bindings: clang 14 cannot capture those in lambdas.
+    const int64_t rows = rows_in, vocab = vocab_in;
     const std::string label = dims(rows, vocab);
     std::vector<float> x = values(rows * vocab, ++seed, -8.0f, 8.0f);
     x[static_cast<size_t>(vocab / 2)] = 60.0f;  // a dominant logit in row 0

@@ -451,7 +451,7 @@ void elementwise_cases() {
       plan.b = mb;
       const std::string tag = std::to_string(sh.rows) + "x" + std::to_string(sh.cols) + " modes " +
                               std::to_string(int(ma)) + "," + std::to_string(int(mb));
-      check("binary add/sub/mul/div " + tag, -1, [&](auto& be) {
+      check("binary add/sub/mul/div " + tag, -1, [&, ma = ma](auto& be) {
         Outs o;
         for (BinaryOp op : {BinaryOp::add, BinaryOp::sub, BinaryOp::mul, BinaryOp::div}) {
           std::vector<float> out = poisoned(sh.rows * sh.cols);

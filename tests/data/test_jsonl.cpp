@@ -47,6 +47,27 @@ TEST_CASE("parse_jsonl errors name the source and line", "[jsonl]") {
   CHECK_THROWS_AS(parse_jsonl("{", "x"), gtpo::Error);
 }
 
+TEST_CASE("parse_jsonl: numbers beyond double's range are errors naming the source and line", "[jsonl]") {
+  // nlohmann throws out_of_range (not parse_error) for these; once an "internal error" without file or line.
+  for (const std::string& bad : {std::string("1e999"), std::string("-1e999"), "1" + std::string(400, '0') + ".5"}) {
+    INFO(bad);
+    CHECK_THROWS_WITH(parse_jsonl("{\"a\": 1}\n{\"answer\": " + bad + "}\n", "data.jsonl"),
+                      Contains("data.jsonl:2: invalid JSON: number overflow parsing") && !Contains("json.exception"));
+  }
+  const TempFile file("overflow.jsonl", "\n{\"prompt\": \"p\", \"answer\": [1e999]}\n");
+  CHECK_THROWS_WITH(read_jsonl(file.str()), Contains(file.str() + ":2: invalid JSON: number overflow"));
+  CHECK_THROWS_WITH(load_problems(file.str()), Contains(file.str() + ":2: invalid JSON: number overflow"));
+  // The largest finite double and the integers up to 2^64-1 still parse.
+  CHECK(parse_jsonl("{\"a\": 1.7976931348623157e308, \"b\": 18446744073709551615}", "x").size() == 1);
+}
+
+TEST_CASE("require_int: integers beyond int64 are an error, not a wrapped negative", "[jsonl]") {
+  const auto lines = parse_jsonl("{\"a\": 9223372036854775807, \"b\": 9223372036854775808}", "f.jsonl");
+  CHECK(require_int(lines.at(0), "a") == INT64_MAX);
+  CHECK_THROWS_WITH(require_int(lines.at(0), "b"),
+                    Contains("f.jsonl:1: field 'b' is 9223372036854775808, beyond the largest integer"));
+}
+
 TEST_CASE("read_jsonl reads files and reports missing ones", "[jsonl]") {
   const TempFile file("read.jsonl", "{\"prompt\": \"p\"}\n\n{oops\n");
   CHECK_THROWS_WITH(read_jsonl(file.str()), Contains(file.str() + ":3: invalid JSON"));

@@ -74,7 +74,7 @@ TEST_CASE("elementwise: unary gradients (tolerance 2e-3 abs + 1e-2 rel, h = 1e-2
         x = Tensor::from_vector(v, Shape{n});
         x.set_requires_grad(true);
       }
-      CHECK(gradcheck([&](const std::vector<Tensor>& in) { return fn(in[0]); }, {x}, {1e-2, 2e-3, 1e-2}) == 0);
+      CHECK(gradcheck([&, fn = fn](const std::vector<Tensor>& in) { return fn(in[0]); }, {x}, {1e-2, 2e-3, 1e-2}) == 0);
     }
   }
   Tensor pos = random_tensor(Shape{11}, 3, 0.5f, 2.0f, true);

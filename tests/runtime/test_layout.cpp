@@ -120,7 +120,7 @@ TEST_CASE("layout: slice gradients scatter into zeros (view and copy paths)", "[
   Tensor x = random_tensor(Shape{4, 5, 3}, 5, -1, 1, true);
   for (auto [axis, b, e] : {std::tuple<int64_t, int64_t, int64_t>{0, 1, 3}, {1, 2, 5}, {-1, 0, 2}, {1, 0, 5}}) {
     INFO("axis " << axis << " [" << b << ", " << e << ")");
-    CHECK(gradcheck([&](const std::vector<Tensor>& in) { return ops::slice(in[0], axis, b, e); }, {x}) == 0);
+    CHECK(gradcheck([&, axis = axis, b = b, e = e](const std::vector<Tensor>& in) { return ops::slice(in[0], axis, b, e); }, {x}) == 0);
   }
   Tensor w = Tensor::from_vector({1, 2, 3, 4, 5, 6}, Shape{2, 3}).set_requires_grad(true);
   ops::sum_all(ops::slice(w, 1, 1, 2)).backward();
