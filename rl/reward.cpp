@@ -127,7 +127,8 @@ nlohmann::json reward_metrics(const std::vector<RewardFunctionConfig>& functions
       const RewardScore& s = o->scores[f];
       value.add(s.value);
       for (const auto& [name, v] : s.components) {
-        auto it = std::find_if(components.begin(), components.end(), [&](const auto& c) { return c.first == name; });
+        auto it = std::find_if(components.begin(), components.end(),
+                               [&name = name](const auto& c) { return c.first == name; });
         if (it == components.end()) it = components.insert(components.end(), {name, Moments{}});
         it->second.add(v);
       }
