@@ -84,7 +84,11 @@ void apply_defaults(ModelConfig& c, const std::set<std::string>& given) {
   const auto unset = [&](const char* key) { return given.count(key) == 0; };
   if (unset("num_key_value_heads")) c.num_key_value_heads = c.num_attention_heads;
   if (unset("intermediate_size")) {
-    if (c.is_gpt2())
+    // An absurd hidden_size saturates here instead of overflowing (found by fuzz_run_config);
+    // validate_model_config then rejects the model, naming its size keys.
+    if (c.hidden_size > std::numeric_limits<int64_t>::max() / 8)
+      c.intermediate_size = std::numeric_limits<int64_t>::max();
+    else if (c.is_gpt2())
       c.intermediate_size = 4 * c.hidden_size;
     else
       c.intermediate_size = (8 * c.hidden_size / 3 + 31) / 32 * 32;
