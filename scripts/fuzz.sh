@@ -26,6 +26,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+build_dir="$(mkdir -p "$build_dir" && cd "$build_dir" && pwd)"  # each harness runs from its work dir
 harnesses=(safetensors jsonl rollouts tokenizer run_config verify)
 if [ -n "$only" ]; then
   case " ${harnesses[*]} " in *" $only "*) harnesses=("$only") ;;
