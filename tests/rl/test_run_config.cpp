@@ -222,7 +222,7 @@ TEST_CASE("a bool is spelled the same way in every section", "[config]") {
   CHECK_FALSE(off.task.options.get_bool("arith", "scratchpad", true));
 }
 
-TEST_CASE("~section.key on the command line sets the key back to its default", "[config]") {
+TEST_CASE("a ~section.key override on the command line sets the key back to its default", "[config]") {
   const std::string yaml = kModel + "train: {steps: 7, out_dir: runs/x}\ngtpo: {alpha2: 0.5}\n";
   CHECK(parse(yaml).train.steps == 7);
   CHECK(parse(yaml, {split_override("~train.steps")}).train.steps == TrainSection{}.steps);

@@ -52,7 +52,7 @@ TEST_CASE("autograd: in-place writes to saved tensors are detected", "[autograd]
   CHECK_THROWS_WITH(y.backward(), Contains("modified in place after it was saved"));
 }
 
-TEST_CASE("autograd: a write through mutable_data bumps the version by itself; a read does not",
+TEST_CASE("autograd: a write through mutable_data bumps the version by itself while a read does not",
           "[autograd][errors]") {
   Tensor x = Tensor::from_vector({1, 2}, Shape{2}).set_requires_grad(true);
   Tensor w = Tensor::from_vector({3, 4}, Shape{2});
