@@ -98,6 +98,7 @@ struct TrainSection {
   std::string out_dir = "runs/default";
   std::string init_from;          // checkpoint dir; empty = build from the model section, init with seed
   int64_t checkpoint_every = 50;  // 0 = only at the end
+  int64_t keep_checkpoints = 0;   // 0 = keep every checkpoint
   int64_t sample_every = 10;      // 0 = never
   int64_t threads = 0;            // 0 = library default
   Device device = Device::cpu;    // where the model lives and every op runs

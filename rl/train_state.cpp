@@ -3,7 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
+#include <regex>
+#include <utility>
+#include <vector>
 
 #include "model/checkpoint.h"
 #include "runtime/error.h"
@@ -59,6 +63,33 @@ std::string save_train_checkpoint(const std::string& run_dir, const model::Trans
   });
   io::write_file_atomic((root / "latest").string(), step_name(progress.step) + "\n");
   return final_dir.string();
+}
+
+void prune_checkpoints(const std::string& run_dir, int64_t keep) {
+  GTPO_CHECK(keep >= 1, "prune_checkpoints: keep must be at least 1, got ", keep);
+  const fs::path root = fs::path(run_dir) / "checkpoints";
+  if (!fs::is_directory(root)) return;
+  const std::optional<std::string> latest = latest_checkpoint(run_dir);
+  const std::string latest_name = latest ? fs::path(*latest).filename().string() : std::string();
+  std::vector<std::pair<int64_t, fs::path>> steps;
+  std::vector<fs::path> leftovers;
+  static const std::regex step_dir("step-([0-9]{6,})");
+  for (const fs::directory_entry& entry : fs::directory_iterator(root)) {
+    if (!entry.is_directory()) continue;
+    const std::string name = entry.path().filename().string();
+    std::smatch m;
+    if (std::regex_match(name, m, step_dir)) steps.emplace_back(std::stoll(m[1].str()), entry.path());
+    else if (name.size() > 9 && name.ends_with(".deleting")) leftovers.push_back(entry.path());
+  }
+  std::sort(steps.begin(), steps.end());
+  const size_t n_delete = steps.size() > static_cast<size_t>(keep) ? steps.size() - static_cast<size_t>(keep) : 0;
+  for (size_t i = 0; i < n_delete; ++i) {
+    if (steps[i].second.filename() == latest_name) continue;
+    const fs::path doomed = steps[i].second.string() + ".deleting";
+    fs::rename(steps[i].second, doomed);
+    leftovers.push_back(doomed);
+  }
+  for (const fs::path& dir : leftovers) fs::remove_all(dir);
 }
 
 std::optional<std::string> latest_checkpoint(const std::string& run_dir) {

@@ -33,6 +33,12 @@ std::string save_train_checkpoint(const std::string& run_dir, const model::Trans
                                   const model::Transformer* reference, const TrainProgress& progress,
                                   const std::string& run_config_yaml);
 
+// Deletes all but the newest KEEP (>= 1) checkpoints RUN/checkpoints/step-NNNNNN, by step number; the one
+// `latest` names is always kept. Each is first renamed to step-NNNNNN.deleting, then removed, so a kill
+// half-way never leaves a partial directory under a checkpoint's name; leftover *.deleting directories are
+// removed by the next call.
+void prune_checkpoints(const std::string& run_dir, int64_t keep);
+
 // The directory `latest` names, or nullopt when the run has no checkpoint yet.
 std::optional<std::string> latest_checkpoint(const std::string& run_dir);
 

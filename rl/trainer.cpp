@@ -124,6 +124,8 @@ std::vector<RunKey> schema::train_keys() {
             "checkpoint directory to start from; empty = a new model from the model section and train.seed"),
       field("train", "checkpoint_every", &RunConfig::train, &TrainSection::checkpoint_every, i64(0),
             "checkpoint every this many steps; 0 = only at the end"),
+      field("train", "keep_checkpoints", &RunConfig::train, &TrainSection::keep_checkpoints, i64(0),
+            "keep only the newest this many checkpoints (older ones are deleted after each save); 0 = keep all"),
       field("train", "sample_every", &RunConfig::train, &TrainSection::sample_every, i64(0),
             "log sampled completions every this many steps; 0 = never"),
       field("train", "threads", &RunConfig::train, &TrainSection::threads, i64(0),
@@ -225,6 +227,7 @@ TrainSummary Trainer::run_unchecked(bool resume, std::string& last_checkpoint) {
     check_weights_finite(policy_, phase, step);
     if (!writer) return last_checkpoint;
     last_checkpoint = save_train_checkpoint(out_dir, policy_, tokenizer_, in_use, reference.get(), progress, config_yaml);
+    if (c_.train.keep_checkpoints > 0) prune_checkpoints(out_dir, c_.train.keep_checkpoints);
     return last_checkpoint;
   };
   // Evaluation is rank 0's (it changes no training state); the other ranks wait at the next collective.

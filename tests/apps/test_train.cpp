@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -91,6 +92,48 @@ TEST_CASE("train: N steps + resume + N steps equals 2N steps, bit for bit", "[ap
   model::LoadedModel b = model::load_model(dir + "/half/checkpoints/step-000004");
   for (const optim::Parameter& p : a.model->parameters())
     CHECK(p.tensor.to_vector() == b.model->parameters().get(p.name).to_vector());
+  fs::remove_all(dir);
+}
+
+// The step-NNNNNN directories (and anything else) under RUN/checkpoints, sorted.
+std::vector<std::string> checkpoint_entries(const std::string& run) {
+  std::vector<std::string> names;
+  for (const fs::directory_entry& e : fs::directory_iterator(run + "/checkpoints")) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST_CASE("train: keep_checkpoints keeps the newest N, and a resumed run still matches", "[apps][train][checkpoint]") {
+  const std::string dir = testing::fresh_temp_dir("train_keep");
+  io::write_file_atomic(dir + "/run.yaml", kConfig);
+  const std::vector<std::string> keep2 = {"train.checkpoint_every=1", "train.keep_checkpoints=2"};
+  auto train = [&](std::vector<std::string> args) {
+    args.insert(args.end(), keep2.begin(), keep2.end());
+    return call_command(args, apps::run_train);
+  };
+  REQUIRE(train({"train", dir + "/run.yaml", "train.steps=5", "train.out_dir=" + dir + "/full"}) == 0);
+  CHECK(checkpoint_entries(dir + "/full") == std::vector<std::string>{"latest", "step-000004", "step-000005"});
+
+  // A kill during a deletion leaves a *.deleting directory; the next save removes it.
+  REQUIRE(train({"train", dir + "/run.yaml", "train.steps=3", "train.out_dir=" + dir + "/half"}) == 0);
+  CHECK(checkpoint_entries(dir + "/half") == std::vector<std::string>{"latest", "step-000002", "step-000003"});
+  fs::create_directories(dir + "/half/checkpoints/step-000001.deleting");
+  io::write_file_atomic(dir + "/half/checkpoints/step-000001.deleting/model.safetensors", "partial");
+  REQUIRE(call_command({"train", "--resume", dir + "/half", "train.steps=5"}, apps::run_train) == 0);
+  CHECK(checkpoint_entries(dir + "/half") == std::vector<std::string>{"latest", "step-000004", "step-000005"});
+  std::vector<nlohmann::json> full = deterministic_metrics(dir + "/full"), resumed = deterministic_metrics(dir + "/half");
+  REQUIRE(full.size() == 5);
+  REQUIRE(resumed.size() == 5);
+  for (size_t i = 0; i < full.size(); ++i) CHECK(full[i].dump() == resumed[i].dump());
+
+  // The checkpoint `latest` names is never deleted, even when it is not the newest step.
+  fs::rename(dir + "/half/checkpoints/step-000005", dir + "/half/checkpoints/step-000001");
+  io::write_file_atomic(dir + "/half/checkpoints/latest", "step-000001\n");
+  rl::prune_checkpoints(dir + "/half", 1);
+  CHECK(checkpoint_entries(dir + "/half") == std::vector<std::string>{"latest", "step-000001", "step-000004"});
+  rl::prune_checkpoints(dir + "/half", 2);
+  CHECK(checkpoint_entries(dir + "/half") == std::vector<std::string>{"latest", "step-000001", "step-000004"});
+  CHECK_THROWS_WITH(rl::prune_checkpoints(dir + "/half", 0), Catch::Contains("at least 1"));
   fs::remove_all(dir);
 }
 
