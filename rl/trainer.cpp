@@ -43,7 +43,8 @@ nlohmann::json eval_json(int64_t step, const EvalResult& e) {
 
 // Per-token view of one response for samples.jsonl: what a researcher inspects.
 nlohmann::json sample_json(int64_t step, const RolloutItem& it, const Response& response, const ResponseResult& r,
-                           const ClipStatus& clip, const data::Tokenizer& tok) {
+                           const ClipStatus& clip, const data::Tokenizer& tok,
+                           const std::vector<RewardFunctionConfig>* reward_functions) {
   nlohmann::json tokens = nlohmann::json::array();
   for (int32_t id : it.sample.tokens) tokens.push_back(tok.token_text(id));
   nlohmann::json j = {{"step", step},
@@ -52,6 +53,7 @@ nlohmann::json sample_json(int64_t step, const RolloutItem& it, const Response& 
                       {"answer", it.problem.answer},
                       {"completion", it.completion},
                       {"correct", it.verdict.correct},
+                      {"reward", it.reward.total},
                       {"truncated", it.truncated},
                       {"tokens", tokens},
                       {"logprobs", it.sample.logprobs},
@@ -60,6 +62,15 @@ nlohmann::json sample_json(int64_t step, const RolloutItem& it, const Response& 
                       {"loss_mask", r.loss_mask},
                       {"clip", clip}};
   if (!r.shaped.empty()) j["shaped"] = r.shaped;
+  if (reward_functions) {  // the run lists its own functions: each one's value, and its components
+    nlohmann::json per_function = nlohmann::json::object();
+    for (size_t f = 0; f < reward_functions->size() && f < it.reward.scores.size(); ++f) {
+      const std::string& name = (*reward_functions)[f].name;
+      per_function[name] = it.reward.scores[f].value;
+      for (const auto& [component, value] : it.reward.scores[f].components) per_function[name + "/" + component] = value;
+    }
+    j["rewards"] = std::move(per_function);
+  }
   return j;
 }
 
@@ -331,9 +342,11 @@ TrainSummary Trainer::run_unchecked(bool resume, std::string& last_checkpoint) {
     check_finite(up.loss.entropy_mean, "rl", step, "mean token entropy");
     nlohmann::json m = r.metrics;
     if (c_.train.sample_every > 0 && step % c_.train.sample_every == 0) {
+      const std::vector<RewardFunctionConfig> functions = reward_functions(c_.reward);
+      const std::vector<RewardFunctionConfig>* listed = has_reward_functions(c_.reward) ? &functions : nullptr;
       for (size_t i = 0; i < std::min<size_t>(static_cast<size_t>(c_.log.samples), batch.items.size()); ++i)
         samples_log.write(sample_json(step, batch.items[i], batch.responses[i], r.advantages.responses[i],
-                                      up.clip[i], tokenizer_));
+                                      up.clip[i], tokenizer_, listed));
     }
     progress.step = step;
     m["seconds_step"] = seconds_since(t_step);

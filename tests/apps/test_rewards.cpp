@@ -151,8 +151,23 @@ TEST_CASE("rewards: a built-in and an external reward add up with their weights,
   io::write_file_atomic(dir + "/run.yaml", std::string(kConfig) +
                                                "reward:\n  timeout_s: 10\n  functions:\n    - {name: length, weight: 0.25}\n"
                                                "    - {name: answer, weight: 2, command: \"sh " + awk + "\"}\n");
-  REQUIRE(testing::call_command({"train", dir + "/run.yaml", "train.steps=3", "train.out_dir=" + dir + "/run"},
+  REQUIRE(testing::call_command({"train", dir + "/run.yaml", "train.steps=3", "train.out_dir=" + dir + "/run",
+                                 "train.sample_every=1", "log.samples=4"},
                                 apps::run_train) == 0);
+  // samples.jsonl carries each response's r_i and every function's own value.
+  std::istringstream samples(io::read_file(dir + "/run/samples.jsonl"));
+  int sample_lines = 0;
+  for (std::string line; std::getline(samples, line); ++sample_lines) {
+    const nlohmann::json s = nlohmann::json::parse(line);
+    INFO(line.substr(0, 300));
+    REQUIRE(s["rewards"].is_object());
+    CHECK(s["rewards"].size() == 2);
+    const double length = s["rewards"]["length"].get<double>(), answer = s["rewards"]["answer"].get<double>();
+    CHECK(length == -static_cast<double>(s["tokens"].size()) / 16.0);
+    CHECK((answer == 0.0 || answer == 1.0));
+    CHECK(s["reward"].get<double>() == 0.25 * length + 2.0 * answer);
+  }
+  CHECK(sample_lines == 12);
   const std::vector<nlohmann::json> m = metrics(dir + "/run");
   REQUIRE(m.size() == 3);
   for (const nlohmann::json& step : m) {
