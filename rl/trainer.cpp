@@ -342,8 +342,7 @@ TrainSummary Trainer::run_unchecked(bool resume, std::string& last_checkpoint) {
     check_finite(up.loss.entropy_mean, "rl", step, "mean token entropy");
     nlohmann::json m = r.metrics;
     if (c_.train.sample_every > 0 && step % c_.train.sample_every == 0) {
-      const std::vector<RewardFunctionConfig> functions = reward_functions(c_.reward);
-      const std::vector<RewardFunctionConfig>* listed = has_reward_functions(c_.reward) ? &functions : nullptr;
+      const std::vector<RewardFunctionConfig>* listed = has_reward_functions(c_.reward) ? &rewards.functions() : nullptr;
       for (size_t i = 0; i < std::min<size_t>(static_cast<size_t>(c_.log.samples), batch.items.size()); ++i)
         samples_log.write(sample_json(step, batch.items[i], batch.responses[i], r.advantages.responses[i],
                                       up.clip[i], tokenizer_, listed));
