@@ -273,6 +273,32 @@ std::string BpeTokenizer::token_text(int32_t id) const {
   return escape_for_log(bytes_[id]);
 }
 
+std::string BpeTokenizer::token_string(int32_t id) const {
+  check_id(id);
+  return origin_[id] == TokenOrigin::kModel ? bytes_to_byte_level(bytes_[id]) : bytes_[id];
+}
+
+int32_t BpeTokenizer::token_id(std::string_view token) const {
+  for (std::size_t id = 0; id < bytes_.size(); ++id) {
+    if (origin_[id] != TokenOrigin::kModel && bytes_[id] == token) return static_cast<int32_t>(id);
+  }
+  std::string bytes;
+  if (!byte_level_to_bytes(token, bytes)) return -1;
+  auto it = model_id_.find(bytes);
+  return it == model_id_.end() ? -1 : it->second;
+}
+
+std::vector<int32_t> BpeTokenizer::encode_hf(std::string_view text, bool /*add_special_tokens*/) const {
+  std::vector<std::pair<int32_t, std::string>> added;
+  for (std::size_t id = 0; id < bytes_.size(); ++id) {
+    if (origin_[id] != TokenOrigin::kModel) added.emplace_back(static_cast<int32_t>(id), bytes_[id]);
+  }
+  return encode_with_plain_added_tokens(text, added, [&](std::string_view part, std::vector<int32_t>& out) {
+    const std::vector<int32_t> ids = encode(part);
+    out.insert(out.end(), ids.begin(), ids.end());
+  });
+}
+
 void BpeTokenizer::save(const std::string& path) const { write_file_atomic(path, to_json().dump(2) + "\n"); }
 
 }  // namespace gtpo::data

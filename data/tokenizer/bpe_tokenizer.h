@@ -36,11 +36,12 @@ class BpeTokenizer final : public Tokenizer {
   std::vector<int32_t> encode(std::string_view text) const override;
   std::string decode(std::span<const int32_t> ids) const override;
   int32_t vocab_size() const override { return static_cast<int32_t>(bytes_.size()); }
-  int32_t bos_id() const override { return roles_.bos; }
-  int32_t eos_id() const override { return roles_.eos; }
-  int32_t pad_id() const override { return roles_.pad; }
   bool is_special(int32_t id) const override;
   std::string token_text(int32_t id) const override;
+  std::string token_string(int32_t id) const override;
+  int32_t token_id(std::string_view token) const override;
+  // Added tokens in the text become their ids (gtpo's files have no post-processor).
+  std::vector<int32_t> encode_hf(std::string_view text, bool add_special_tokens) const override;
   std::string kind() const override { return kind_; }
   void save(const std::string& path) const override;
 
@@ -60,7 +61,6 @@ class BpeTokenizer final : public Tokenizer {
   std::unordered_map<std::string, int32_t> model_id_;  // raw bytes -> id of model (non-added) tokens
   bool ignore_merges_ = false;  // HF option: a chunk that is itself a token is emitted whole
   std::string kind_ = "bpe";
-  SpecialRoles roles_;
 };
 
 }  // namespace gtpo::data
