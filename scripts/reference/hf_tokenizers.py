@@ -20,6 +20,10 @@ tokenizer.json, tokenizer_config.json and expected.json: {"ids": [[...]...], "id
 "decoded": {index: text}} where ids are encode(s, add_special_tokens=False), ids_special lists only the
 strings whose ids differ with add_special_tokens=True, and decoded lists decode(ids) where it is not s.
 
+Load-time benchmark input (not committed): `hf_tokenizers.py --big DIR` writes DIR/tokenizer.json, a Qwen2-layout
+file with a synthetic 151,643-token vocabulary and 150,000 merges, and prints how long `tokenizers` takes to load
+it; compare with the time `gtpo tokenize --tokenizer DIR --text x` reports on stderr (docs/tokenizers.md).
+
 Regenerate (deterministic: fixed seeds, the tokenizers trainer is deterministic):
   export GTPO_HF_PYTHON=$(scripts/reference/hf_python.sh)
   "$GTPO_HF_PYTHON" scripts/reference/hf_tokenizers.py tests/fixtures/tokenizers
@@ -176,7 +180,40 @@ def tokenizer_config(layout):
     return cfg
 
 
+def write_big(out):
+    import time
+    rng = random.Random(3)
+    tok, alphabet = byte_level_bpe("qwen2")
+    vocab = {t: i for i, t in enumerate(sorted(alphabet))}
+    tokens = list(vocab)
+    merges = []
+    while len(vocab) < 151643:
+        a = rng.choice(tokens)
+        b = rng.choice(tokens[:256]) if rng.random() < 0.7 else rng.choice(tokens)
+        if len(a) + len(b) > 16 or (a + b) in vocab:
+            continue
+        vocab[a + b] = len(vocab)
+        tokens.append(a + b)
+        merges.append([a, b])
+    data = json.loads(tok.to_str())
+    data["model"]["vocab"] = vocab
+    data["model"]["merges"] = merges[:150000]
+    data["added_tokens"] = [{"id": len(vocab) + i, "content": c, "single_word": False, "lstrip": False,
+                             "rstrip": False, "normalized": False, "special": True} for i, c in enumerate(SPECIALS)]
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, "tokenizer.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, ensure_ascii=False)
+    start = time.perf_counter()
+    Tokenizer.from_file(path)
+    print(f"{path}: vocab {len(vocab) + len(SPECIALS)}, {len(data['model']['merges'])} merges; "
+          f"tokenizers loads it in {time.perf_counter() - start:.3f} s")
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--big":
+        write_big(sys.argv[2])
+        return
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/fixtures/tokenizers"
     os.makedirs(out, exist_ok=True)
     train_lines = corpus_strings(6000, seed=1)

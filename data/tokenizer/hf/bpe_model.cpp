@@ -41,6 +41,7 @@ BpeModel::BpeModel(const HfJson& model, const JsonPlace& at) {
   const HfJson& vocab = required_field(model, "vocab", at);
   if (!vocab.is_object()) json_fail(at, "'vocab' must be an object, found ", vocab.type_name());
   vocab_.reserve(vocab.size() * 2);
+  tokens_.reserve(vocab.size());
   for (auto it = vocab.begin(); it != vocab.end(); ++it) {
     const HfJson& v = it.value();
     if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= kMaxVocab) {
@@ -108,7 +109,7 @@ BpeModel::BpeModel(const HfJson& model, const JsonPlace& at) {
 }
 
 int32_t BpeModel::id_of(std::string_view token) const {
-  auto it = vocab_.find(std::string(token));
+  auto it = vocab_.find(token);
   return it == vocab_.end() ? -1 : it->second;
 }
 

@@ -30,7 +30,12 @@ class BpeModel {
 
  private:
   std::vector<std::string> tokens_;
-  std::unordered_map<std::string, int32_t> vocab_;
+  // Transparent hashing: lookups by string_view allocate nothing.
+  struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> vocab_;
   std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges_;  // (left << 32 | right) -> (rank, new id)
   int32_t unk_id_ = -1;
   bool fuse_unk_ = false;
