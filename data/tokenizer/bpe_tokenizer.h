@@ -1,7 +1,8 @@
 // Byte-level BPE as in GPT-2: text is split by the pre-tokenizer (pretokenizer.h), each chunk starts as one
 // token per byte and merges apply lowest rank first (leftmost on ties), exactly as Hugging Face's BPE model
-// does. Every byte has a token, so decode(encode(x)) == x for any bytes. Saved and loaded as a Hugging Face
-// tokenizer.json (model "BPE", ByteLevel pre-tokenizer and decoder). Also backs the "byte" tokenizer.
+// does. Every byte has a token, so decode(encode(x)) == x for any bytes. Saved as a Hugging Face
+// tokenizer.json (model "BPE", ByteLevel pre-tokenizer and decoder); load_tokenizer reads such files back as
+// an HfTokenizer (hf_tokenizer.h). Also backs the in-memory "byte" tokenizer.
 #pragma once
 #include <array>
 #include <memory>
@@ -26,8 +27,6 @@ class BpeTokenizer final : public Tokenizer {
   // Ids 0..255 are the bytes, then <pad>, <bos>, <eos>, then <unused_0>, <unused_1>, ... up to vocab_size.
   static BpeTokenizer byte_level(int32_t vocab_size);
 
-  // From a parsed Hugging Face tokenizer.json (merges as "a b" strings or ["a", "b"] pairs).
-  static std::unique_ptr<BpeTokenizer> from_json(const Json& root, const std::string& path);
   Json to_json() const;
 
   // Merges in rank order, as (left id, right id).
