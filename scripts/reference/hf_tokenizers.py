@@ -139,7 +139,7 @@ def build(layout, train_lines):
     tok.add_special_tokens(added)
     # One non-special added token, with the flags each family would use.
     if layout == "llama2":
-        tok.add_tokens([AddedToken("<think>", single_word=False, lstrip=True, rstrip=False, normalized=False)])
+        tok.add_tokens([AddedToken("<think>", single_word=True, lstrip=True, rstrip=False, normalized=False)])
         tok.add_tokens([AddedToken("</think>", rstrip=True, normalized=True)])
     else:
         tok.add_tokens([AddedToken("<think>", normalized=False)])
