@@ -11,6 +11,9 @@ emoji, whitespace runs, combining characters, special tokens embedded in text):
   llama3   Split(Llama-3 regex, \\p{N}{1,3}) + ByteLevel(use_regex=false), ignore_merges, TemplateProcessing BOS
   smollm2  Digits(individual) + ByteLevel(use_regex)
   llama2   Metaspace(prepend_scheme=first) + BPE byte_fallback/fuse_unk/<unk>, Metaspace decoder
+  mixed    no real family: the remaining options (Strip/Replace/Lowercase/NFKD/Prepend normalizers, Split
+           behaviours removed/merged_with_previous/merged_with_next/contiguous with invert, Digits contiguous,
+           Metaspace split, Replace/Strip decoders, RobertaProcessing, unk without byte fallback); 600 strings
 
 Every layout has the special tokens <|endoftext|>, <|im_start|>, <|im_end|> and one non-special added token
 " <think>" style (layout-specific flags), so added-token matching is exercised.
@@ -161,6 +164,29 @@ def build(layout, train_lines):
     return tok, data
 
 
+def build_mixed(train_lines):
+    """Every component option the family layouts leave out, in one (not a real family's) tokenizer."""
+    tok = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=False))
+    tok.normalizer = normalizers.Sequence([
+        normalizers.Strip(left=False, right=True), normalizers.Replace(Regex(r"[0-9]{5,}"), "#"),
+        normalizers.Replace("``", '"'), normalizers.Lowercase(), normalizers.NFKD(), normalizers.Prepend("^")])
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(r"\s+"), behavior="removed", invert=False),
+        pre_tokenizers.Split(Regex(r"[\p{P}\p{S}]"), behavior="merged_with_previous", invert=False),
+        pre_tokenizers.Split("-", behavior="merged_with_next", invert=False),
+        pre_tokenizers.Split(Regex(r"\p{L}+"), behavior="contiguous", invert=True),
+        pre_tokenizers.Digits(individual_digits=False),
+        pre_tokenizers.Metaspace(replacement="_", prepend_scheme="always", split=True)])
+    tok.decoder = decoders.Sequence([decoders.Replace("_", " "), decoders.Strip(content=" ", left=1, right=0)])
+    trainer = trainers.BpeTrainer(vocab_size=800, special_tokens=["<unk>"], show_progress=False)
+    tok.train_from_iterator(train_lines, trainer)
+    tok.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in SPECIALS])
+    tok.add_tokens([AddedToken("<think>", rstrip=True, normalized=True)])
+    tok.post_processor = processors.RobertaProcessing(sep=("<|im_end|>", tok.token_to_id("<|im_end|>")),
+                                                      cls=("<|im_start|>", tok.token_to_id("<|im_start|>")))
+    return tok, json.loads(tok.to_str())
+
+
 def tokenizer_config(layout):
     cfg = {"tokenizer_class": "PreTrainedTokenizerFast", "clean_up_tokenization_spaces": False,
            "model_max_length": 2048}
@@ -220,8 +246,8 @@ def main():
     strings = corpus_strings(2200, seed=2)
     with open(os.path.join(out, "strings.json"), "w", encoding="utf-8") as f:
         json.dump(strings, f, ensure_ascii=False, indent=0)
-    for layout in ["gpt2", "qwen2", "llama3", "smollm2", "llama2"]:
-        tok, data = build(layout, train_lines)
+    for layout in ["gpt2", "qwen2", "llama3", "smollm2", "llama2", "mixed"]:
+        tok, data = build_mixed(train_lines) if layout == "mixed" else build(layout, train_lines)
         d = os.path.join(out, layout)
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "tokenizer.json"), "w", encoding="utf-8") as f:
@@ -229,7 +255,8 @@ def main():
         with open(os.path.join(d, "tokenizer_config.json"), "w", encoding="utf-8") as f:
             json.dump(tokenizer_config(layout), f, ensure_ascii=False, indent=1)
         ids, special, decoded = [], {}, {}
-        for i, s in enumerate(strings):
+        # "mixed" only checks components, on the first 600 strings (keeps the fixtures small).
+        for i, s in enumerate(strings[:600] if layout == "mixed" else strings):
             a = tok.encode(s, add_special_tokens=False).ids
             b = tok.encode(s, add_special_tokens=True).ids
             ids.append(a)
@@ -243,7 +270,7 @@ def main():
                     json.dumps(decoded, ensure_ascii=False, separators=(",", ":")) + ',\n"ids": [\n')
             f.write(",\n".join(json.dumps(x, separators=(",", ":")) for x in ids))
             f.write("\n]}\n")
-        print(f"{layout}: vocab {tok.get_vocab_size()}, {len(strings)} strings, {len(special)} differ with "
+        print(f"{layout}: vocab {tok.get_vocab_size()}, {len(ids)} strings, {len(special)} differ with "
               f"add_special_tokens, {len(decoded)} do not round-trip in tokenizers itself")
 
 
