@@ -12,5 +12,6 @@ int run_sft(int argc, char** argv);
 int run_train(int argc, char** argv);
 int run_eval(int argc, char** argv);
 int run_report(int argc, char** argv);
+int run_tokenize(int argc, char** argv);
 
 }  // namespace gtpo::apps

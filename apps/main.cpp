@@ -32,6 +32,8 @@ const std::vector<Command>& commands() {
        gtpo::apps::run_advantages},
       {"report", "one self-contained HTML page of one or several runs (curves, tokens, GTPO math); --csv",
        gtpo::apps::run_report},
+      {"tokenize", "text <-> ids with a tokenizer.json as Hugging Face tokenizers does (JSONL in, JSONL out)",
+       gtpo::apps::run_tokenize},
       {"bench", "benchmarks side by side with scripts/bench/torch_bench.py (train, rollout, sgemm, rlstep)",
        gtpo::apps::run_bench},
   };

@@ -20,28 +20,6 @@ std::string hex_byte(int b) {
   return std::string("0x") + digits[(b >> 4) & 15] + digits[b & 15];
 }
 
-// The HF pre-tokenizer must be byte-level (alone or inside a Sequence); anything else would split or map
-// text in ways this implementation does not reproduce.
-bool has_byte_level(const Json& pre) {
-  if (!pre.is_object()) return false;
-  auto type = pre.find("type");
-  if (type == pre.end() || !type->is_string()) return false;
-  if (*type == "ByteLevel") return true;
-  if (*type == "Sequence") {
-    auto items = pre.find("pretokenizers");
-    if (items == pre.end() || !items->is_array()) return false;
-    for (const Json& item : *items) {
-      if (has_byte_level(item)) return true;
-    }
-  }
-  return false;
-}
-
-bool null_or_empty_string(const Json& model, const char* key) {
-  auto it = model.find(key);
-  return it == model.end() || it->is_null() || (it->is_string() && it->get<std::string>().empty());
-}
-
 }  // namespace
 
 BpeTokenizer::BpeTokenizer(std::vector<std::string> bytes, std::vector<TokenOrigin> origin,
@@ -85,71 +63,6 @@ BpeTokenizer::BpeTokenizer(std::vector<std::string> bytes, std::vector<TokenOrig
   bool bytes_first = merges_.empty() && model_id_.size() == 256 && bytes_.size() >= 256;
   for (int b = 0; bytes_first && b < 256; ++b) bytes_first = byte_id_[b] == b;
   kind_ = bytes_first ? "byte" : "bpe";
-}
-
-std::unique_ptr<BpeTokenizer> BpeTokenizer::from_json(const Json& root, const std::string& path) {
-  const Json& model = require_object(root, "model", "", path);
-  const std::string type = require_string(model, "type", "model", path);
-  GTPO_CHECK(type == "BPE", file_context(path), "expected model type 'BPE', found '", type, "'");
-  auto pre = root.find("pre_tokenizer");
-  GTPO_CHECK(pre != root.end() && has_byte_level(*pre), file_context(path),
-             "'pre_tokenizer' is not ByteLevel: only byte-level BPE files are supported");
-  GTPO_CHECK(null_or_empty_string(model, "continuing_subword_prefix") &&
-                 null_or_empty_string(model, "end_of_word_suffix"),
-             file_context(path), "'model.continuing_subword_prefix' / 'model.end_of_word_suffix' are not supported");
-  if (auto it = model.find("dropout"); it != model.end() && !it->is_null()) {
-    GTPO_CHECK(it->is_number() && it->get<double>() == 0.0, file_context(path), "BPE dropout is not supported");
-  }
-  bool ignore_merges = false;
-  if (auto it = model.find("ignore_merges"); it != model.end() && !it->is_null()) {
-    GTPO_CHECK(it->is_boolean(), file_context(path), "'model.ignore_merges' must be a boolean");
-    ignore_merges = it->get<bool>();
-  }
-
-  const std::vector<AddedToken> added = parse_added_tokens(root, path);
-  VocabTable table = build_vocab_table(require_object(model, "vocab", "model", path), added, path);
-  std::unordered_map<std::string, int32_t> id_of;  // token string as in the file -> id, model tokens only
-  std::vector<std::string> bytes(table.text.size());
-  for (std::size_t id = 0; id < table.text.size(); ++id) {
-    if (table.origin[id] != TokenOrigin::kModel) {
-      bytes[id] = table.text[id];
-      continue;
-    }
-    GTPO_CHECK(byte_level_to_bytes(table.text[id], bytes[id]), file_context(path), "'model.vocab' entry '",
-               escape_for_log(table.text[id]), "' (id ", id, ") is not a byte-level token");
-    id_of.emplace(table.text[id], static_cast<int32_t>(id));
-  }
-
-  const Json& merges_json = require_array(model, "merges", "model", path);
-  std::vector<std::pair<int32_t, int32_t>> merges;
-  merges.reserve(merges_json.size());
-  for (std::size_t i = 0; i < merges_json.size(); ++i) {
-    const Json& m = merges_json[i];
-    std::string parts[2];
-    if (m.is_string()) {
-      const std::string s = m.get<std::string>();
-      const auto space = s.find(' ');
-      GTPO_CHECK(space != std::string::npos && s.find(' ', space + 1) == std::string::npos, file_context(path),
-                 "merge ", i, " '", s, "' must be two tokens separated by one space");
-      parts[0] = s.substr(0, space);
-      parts[1] = s.substr(space + 1);
-    } else {
-      GTPO_CHECK(m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string(), file_context(path), "merge ",
-                 i, " must be a string \"a b\" or a pair [\"a\", \"b\"], found ", m.dump());
-      parts[0] = m[0].get<std::string>();
-      parts[1] = m[1].get<std::string>();
-    }
-    int32_t ids[2];
-    for (int k = 0; k < 2; ++k) {
-      auto it = id_of.find(parts[k]);
-      GTPO_CHECK(it != id_of.end(), file_context(path), "merge ", i, " '", parts[0], " ", parts[1],
-                 "' references unknown token '", parts[k], "'");
-      ids[k] = it->second;
-    }
-    merges.emplace_back(ids[0], ids[1]);
-  }
-  return std::unique_ptr<BpeTokenizer>(
-      new BpeTokenizer(std::move(bytes), std::move(table.origin), std::move(merges), ignore_merges, file_context(path)));
 }
 
 Json BpeTokenizer::to_json() const {
@@ -271,6 +184,32 @@ bool BpeTokenizer::is_special(int32_t id) const {
 std::string BpeTokenizer::token_text(int32_t id) const {
   check_id(id);
   return escape_for_log(bytes_[id]);
+}
+
+std::string BpeTokenizer::token_string(int32_t id) const {
+  check_id(id);
+  return origin_[id] == TokenOrigin::kModel ? bytes_to_byte_level(bytes_[id]) : bytes_[id];
+}
+
+int32_t BpeTokenizer::token_id(std::string_view token) const {
+  for (std::size_t id = 0; id < bytes_.size(); ++id) {
+    if (origin_[id] != TokenOrigin::kModel && bytes_[id] == token) return static_cast<int32_t>(id);
+  }
+  std::string bytes;
+  if (!byte_level_to_bytes(token, bytes)) return -1;
+  auto it = model_id_.find(bytes);
+  return it == model_id_.end() ? -1 : it->second;
+}
+
+std::vector<int32_t> BpeTokenizer::encode_hf(std::string_view text, bool /*add_special_tokens*/) const {
+  std::vector<std::pair<int32_t, std::string>> added;
+  for (std::size_t id = 0; id < bytes_.size(); ++id) {
+    if (origin_[id] != TokenOrigin::kModel) added.emplace_back(static_cast<int32_t>(id), bytes_[id]);
+  }
+  return encode_with_plain_added_tokens(text, added, [&](std::string_view part, std::vector<int32_t>& out) {
+    const std::vector<int32_t> ids = encode(part);
+    out.insert(out.end(), ids.begin(), ids.end());
+  });
 }
 
 void BpeTokenizer::save(const std::string& path) const { write_file_atomic(path, to_json().dump(2) + "\n"); }

@@ -1,7 +1,8 @@
 // Byte-level BPE as in GPT-2: text is split by the pre-tokenizer (pretokenizer.h), each chunk starts as one
 // token per byte and merges apply lowest rank first (leftmost on ties), exactly as Hugging Face's BPE model
-// does. Every byte has a token, so decode(encode(x)) == x for any bytes. Saved and loaded as a Hugging Face
-// tokenizer.json (model "BPE", ByteLevel pre-tokenizer and decoder). Also backs the "byte" tokenizer.
+// does. Every byte has a token, so decode(encode(x)) == x for any bytes. Saved as a Hugging Face
+// tokenizer.json (model "BPE", ByteLevel pre-tokenizer and decoder); load_tokenizer reads such files back as
+// an HfTokenizer (hf_tokenizer.h). Also backs the in-memory "byte" tokenizer.
 #pragma once
 #include <array>
 #include <memory>
@@ -26,8 +27,6 @@ class BpeTokenizer final : public Tokenizer {
   // Ids 0..255 are the bytes, then <pad>, <bos>, <eos>, then <unused_0>, <unused_1>, ... up to vocab_size.
   static BpeTokenizer byte_level(int32_t vocab_size);
 
-  // From a parsed Hugging Face tokenizer.json (merges as "a b" strings or ["a", "b"] pairs).
-  static std::unique_ptr<BpeTokenizer> from_json(const Json& root, const std::string& path);
   Json to_json() const;
 
   // Merges in rank order, as (left id, right id).
@@ -36,11 +35,12 @@ class BpeTokenizer final : public Tokenizer {
   std::vector<int32_t> encode(std::string_view text) const override;
   std::string decode(std::span<const int32_t> ids) const override;
   int32_t vocab_size() const override { return static_cast<int32_t>(bytes_.size()); }
-  int32_t bos_id() const override { return roles_.bos; }
-  int32_t eos_id() const override { return roles_.eos; }
-  int32_t pad_id() const override { return roles_.pad; }
   bool is_special(int32_t id) const override;
   std::string token_text(int32_t id) const override;
+  std::string token_string(int32_t id) const override;
+  int32_t token_id(std::string_view token) const override;
+  // Added tokens in the text become their ids (gtpo's files have no post-processor).
+  std::vector<int32_t> encode_hf(std::string_view text, bool add_special_tokens) const override;
   std::string kind() const override { return kind_; }
   void save(const std::string& path) const override;
 
@@ -60,7 +60,6 @@ class BpeTokenizer final : public Tokenizer {
   std::unordered_map<std::string, int32_t> model_id_;  // raw bytes -> id of model (non-added) tokens
   bool ignore_merges_ = false;  // HF option: a chunk that is itself a token is emitted whole
   std::string kind_ = "bpe";
-  SpecialRoles roles_;
 };
 
 }  // namespace gtpo::data

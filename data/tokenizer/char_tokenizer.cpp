@@ -130,6 +130,32 @@ std::string CharTokenizer::token_text(int32_t id) const {
   return escape_for_log(text_[id]);
 }
 
+std::string CharTokenizer::token_string(int32_t id) const {
+  check_id(id);
+  return text_[id];
+}
+
+int32_t CharTokenizer::token_id(std::string_view token) const {
+  for (std::size_t id = 0; id < text_.size(); ++id) {
+    if (added_[id] != 0 && text_[id] == token) return static_cast<int32_t>(id);
+  }
+  for (std::size_t id = 0; id < text_.size(); ++id) {
+    if (text_[id] == token) return static_cast<int32_t>(id);
+  }
+  return -1;
+}
+
+std::vector<int32_t> CharTokenizer::encode_hf(std::string_view text, bool /*add_special_tokens*/) const {
+  std::vector<std::pair<int32_t, std::string>> added;
+  for (std::size_t id = 0; id < text_.size(); ++id) {
+    if (added_[id] != 0) added.emplace_back(static_cast<int32_t>(id), text_[id]);
+  }
+  return encode_with_plain_added_tokens(text, added, [&](std::string_view part, std::vector<int32_t>& out) {
+    const std::vector<int32_t> ids = encode(part);
+    out.insert(out.end(), ids.begin(), ids.end());
+  });
+}
+
 void CharTokenizer::save(const std::string& path) const { write_file_atomic(path, to_json().dump(2) + "\n"); }
 
 }  // namespace gtpo::data

@@ -25,11 +25,12 @@ class CharTokenizer final : public Tokenizer {
   std::vector<int32_t> encode(std::string_view text) const override;
   std::string decode(std::span<const int32_t> ids) const override;
   int32_t vocab_size() const override { return static_cast<int32_t>(text_.size()); }
-  int32_t bos_id() const override { return roles_.bos; }
-  int32_t eos_id() const override { return roles_.eos; }
-  int32_t pad_id() const override { return roles_.pad; }
   bool is_special(int32_t id) const override;
   std::string token_text(int32_t id) const override;
+  std::string token_string(int32_t id) const override;
+  int32_t token_id(std::string_view token) const override;
+  // Added tokens in the text become their ids (gtpo's files have no post-processor).
+  std::vector<int32_t> encode_hf(std::string_view text, bool add_special_tokens) const override;
   std::string kind() const override { return "char"; }
   void save(const std::string& path) const override;
 
@@ -40,7 +41,6 @@ class CharTokenizer final : public Tokenizer {
   std::vector<std::string> text_;     // id -> UTF-8 text (one character, or an added token's content)
   std::vector<uint8_t> added_;        // id -> 0 for characters, 1 for added tokens, 2 for special tokens
   std::unordered_map<char32_t, int32_t> ids_;  // character -> id
-  SpecialRoles roles_;
 };
 
 }  // namespace gtpo::data

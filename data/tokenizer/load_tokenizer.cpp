@@ -1,21 +1,37 @@
-// load_tokenizer: picks the tokenizer kind from the file's model type.
+// load_tokenizer / parse_tokenizer: picks the implementation from the file's model type. BPE files (gtpo's
+// own and Hugging Face's) run through HfTokenizer, WordLevel files are gtpo's char tokenizer.
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
-#include "data/tokenizer/bpe_tokenizer.h"
 #include "data/tokenizer/char_tokenizer.h"
+#include "data/tokenizer/hf_tokenizer.h"
+#include "data/tokenizer/tokenizer_file.h"
 #include "runtime/error.h"
 
 namespace gtpo::data {
 namespace {
 
-std::unique_ptr<Tokenizer> tokenizer_from_json(const Json& root, const std::string& path) {
+std::unique_ptr<Tokenizer> tokenizer_from_text(std::string text, const std::string& path) {
+  hf::HfJson root;
+  try {
+    root = hf::HfJson::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    fail(file_context(path), "bad JSON: ", e.what());
+  }
   try {
     GTPO_CHECK(root.is_object(), file_context(path), "expected a JSON object, found ", root.type_name());
-    const Json& model = require_object(root, "model", "", path);
-    const std::string type = require_string(model, "type", "model", path);
-    if (type == "BPE") return BpeTokenizer::from_json(root, path);  // kind "bpe" or "byte" from its layout
-    if (type == "WordLevel") return CharTokenizer::from_json(root, path);
-    fail(file_context(path), "unsupported model type '", type, "' (expected 'BPE' or 'WordLevel')");
+    auto model = root.find("model");
+    GTPO_CHECK(model != root.end(), file_context(path), "missing key 'model'");
+    GTPO_CHECK(model->is_object(), file_context(path), "'model' must be an object, found ", model->type_name());
+    auto type = model->find("type");
+    GTPO_CHECK(type != model->end(), file_context(path), "missing key 'model.type'");
+    GTPO_CHECK(type->is_string(), file_context(path), "'model.type' must be a string, found ", type->type_name());
+    if (*type == "BPE") return HfTokenizer::from_json(root, std::move(text), path);
+    if (*type == "WordLevel") return CharTokenizer::from_json(Json::parse(text), path);
+    fail(file_context(path), "unsupported model type '", type->get<std::string>(), "' (expected 'BPE' or 'WordLevel')");
   } catch (const nlohmann::json::exception& e) {
     // A value of an unexpected JSON type that slipped past the explicit checks.
     fail(file_context(path), "malformed: ", e.what());
@@ -25,20 +41,22 @@ std::unique_ptr<Tokenizer> tokenizer_from_json(const Json& root, const std::stri
 }  // namespace
 
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path_in) {
-  std::string path = path_in;
+  std::filesystem::path path = path_in;
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) path = (std::filesystem::path(path) / "tokenizer.json").string();
-  return tokenizer_from_json(read_json_file(path), path);
+  if (std::filesystem::is_directory(path, ec)) path /= "tokenizer.json";
+  std::ifstream in(path, std::ios::binary);
+  GTPO_CHECK(in.good(), file_context(path.string()), "cannot open: ", std::strerror(errno));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  GTPO_CHECK(!in.bad(), file_context(path.string()), "read error");
+  auto tok = tokenizer_from_text(std::move(buffer).str(), path.string());
+  const std::filesystem::path config = path.parent_path() / "tokenizer_config.json";
+  if (std::filesystem::exists(config, ec)) tok->apply_config(read_tokenizer_config(config.string()), config.string());
+  return tok;
 }
 
 std::unique_ptr<Tokenizer> parse_tokenizer(const std::string& text, const std::string& label) {
-  Json root;
-  try {
-    root = Json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    fail(file_context(label), "bad JSON: ", e.what());
-  }
-  return tokenizer_from_json(root, label);
+  return tokenizer_from_text(text, label);
 }
 
 }  // namespace gtpo::data

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "data/tokenizer/tokenizer.h"
 #include "data/tokenizer/tokenizer_file.h"
 
 namespace gtpo::data {
@@ -21,11 +22,7 @@ Json added_token_json(int32_t id, const std::string& content, bool special);
 // Reads the optional top-level "added_tokens" array (absent or null means none).
 std::vector<AddedToken> parse_added_tokens(const Json& root, const std::string& path);
 
-struct SpecialRoles {
-  int32_t bos = -1;
-  int32_t eos = -1;
-  int32_t pad = -1;
-};
+using SpecialRoles = TokenRoles;
 
 // First special token whose content is in each role's list (see docs/tokenizers.md):
 //   bos: <bos> <s> <|begin_of_text|> <|startoftext|> <|endoftext|>

@@ -141,23 +141,23 @@ TEST_CASE("malformed tokenizer files name the file and the problem", "[tokenizer
   expect_error("{}", "missing key 'model'");
   expect_error(R"({"model": {"vocab": {}}})", "missing key 'model.type'");
   expect_error(R"({"model": {"type": "Unigram"}})", "unsupported model type 'Unigram'");
-  expect_error(R"({"model": {"type": "BPE", "vocab": {}, "merges": []}})", "'pre_tokenizer' is not ByteLevel");
-  expect_error(hf_file(R"("a zz")"), "merge 0 'a zz' references unknown token 'zz'");
+  expect_error(R"({"model": {"type": "BPE", "vocab": {}, "merges": []}})", "the vocabulary is empty");
+  expect_error(hf_file(R"("a zz")"), "model: merge 0 references unknown token 'zz'");
   expect_error(hf_file(R"("a b c")"), "must be two tokens separated by one space");
   expect_error(hf_file(R"(42)"), "merge 0 must be a string");
-  expect_error(hf_file(R"("b a")"), "produces a token that is not in the vocabulary");
+  expect_error(hf_file(R"("b a")"), "merge 0 produces 'ba', which is not in 'vocab'");
   const std::string good = hf_file(R"("a b")");
   write_text(path, good);
   CHECK_NOTHROW(load_tokenizer(path));
   expect_error(edit(good, "\"ab\": 256", "\"ab\": 300"), "id 256 has no token");
   expect_error(edit(good, "\"ab\": 256", "\"ab\": 0"), "id 0 is used by both");
-  expect_error(edit(good, "\"ab\": 256", "\"ab\": \"x\""), "must have an integer id");
-  expect_error(edit(good, "\"ab\": 256", "\"a\xe2\x82\xac\": 256"), "is not a byte-level token");
-  expect_error(edit(edit(good, "\"A\": 65, ", ""), "\"ab\": 256", "\"ab\": 65, \"zz\": 256"), "byte 0x41 has no token");
-  expect_error(edit(good, "\"merges\"", "\"mergez\""), "missing key 'model.merges'");
+  expect_error(edit(good, "\"ab\": 256", "\"ab\": \"x\""), "'vocab' entry 'ab' must have an id in [0, 16777216), found \"x\"");
+  expect_error(edit(good, "\"ab\": 256", "\"a\xe2\x82\xac\": 256"), "merge 0 produces 'ab', which is not in 'vocab'");
+  expect_error(edit(good, "\"merges\"", "\"mergez\""), "model: unsupported option 'mergez'");
+  expect_error(edit(good, "\"merges\": [\"a b\"]", "\"dropout\": null"), "model: missing key 'merges'");
   expect_error(edit(good, "\"vocab\": {", "\"vocab\": [{"), "bad JSON");
-  expect_error(edit(good, "\"special\": true", "\"special\": true, \"id\": -4"), "'added_tokens[0].id' must be a non-negative integer, found -4");
-  expect_error(edit(good, "\"id\": 257,", "\"id\": \"x\","), "'added_tokens[0].id' must be a non-negative integer");
+  expect_error(edit(good, "\"special\": true", "\"special\": true, \"id\": -4"), "added_tokens[0]: 'id' must be a non-negative integer below 2^24, found -4");
+  expect_error(edit(good, "\"id\": 257,", "\"id\": \"x\","), "added_tokens[0]: 'id' must be a non-negative integer");
   expect_error(R"({"model": {"type": "WordLevel", "vocab": {"ab": 0}}})", "is not a single character");
 }
 

@@ -1,0 +1,103 @@
+#include "data/tokenizer/tokenizer_config.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "data/tokenizer/tokenizer.h"
+#include "data/tokenizer/tokenizer_file.h"
+#include "runtime/error.h"
+
+namespace gtpo::data {
+namespace {
+
+std::string context(const std::string& path) { return "tokenizer config '" + path + "': "; }
+
+std::optional<std::string> read_role(const nlohmann::json& root, const char* key, const std::string& path) {
+  auto it = root.find(key);
+  if (it == root.end()) return std::nullopt;
+  if (it->is_null()) return std::string();
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_object()) {
+    auto content = it->find("content");
+    if (content != it->end() && content->is_string()) return content->get<std::string>();
+  }
+  fail(context(path), "'", key, "' must be a string, null or {\"content\": ...}, found ", it->dump());
+}
+
+std::optional<bool> read_bool(const nlohmann::json& root, const char* key, const std::string& path) {
+  auto it = root.find(key);
+  if (it == root.end() || it->is_null()) return std::nullopt;
+  GTPO_CHECK(it->is_boolean(), context(path), "'", key, "' must be a boolean, found ", it->dump());
+  return it->get<bool>();
+}
+
+}  // namespace
+
+TokenizerConfig read_tokenizer_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  GTPO_CHECK(in.good(), context(path), "cannot open");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  nlohmann::json root;
+  try {
+    root = nlohmann::json::parse(buf.str());
+  } catch (const nlohmann::json::exception& e) {
+    fail(context(path), "bad JSON: ", e.what());
+  }
+  GTPO_CHECK(root.is_object(), context(path), "expected a JSON object");
+  TokenizerConfig cfg;
+  cfg.bos_token = read_role(root, "bos_token", path);
+  cfg.eos_token = read_role(root, "eos_token", path);
+  cfg.pad_token = read_role(root, "pad_token", path);
+  cfg.unk_token = read_role(root, "unk_token", path);
+  cfg.add_bos_token = read_bool(root, "add_bos_token", path);
+  cfg.add_eos_token = read_bool(root, "add_eos_token", path);
+  if (auto it = root.find("chat_template"); it != root.end() && !it->is_null()) {
+    if (it->is_string()) {
+      cfg.chat_template = it->get<std::string>();
+    } else {
+      GTPO_CHECK(it->is_array(), context(path), "'chat_template' must be a string or a list of {name, template}");
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        const auto& e = (*it)[i];
+        GTPO_CHECK(e.is_object() && e.contains("name") && e["name"].is_string() && e.contains("template") &&
+                       e["template"].is_string(),
+                   context(path), "'chat_template[", i, "]' must be {\"name\": ..., \"template\": ...}");
+        if (e["name"] == "default") cfg.chat_template = e["template"].get<std::string>();
+      }
+    }
+  }
+  if (auto it = root.find("model_max_length"); it != root.end() && it->is_number_integer()) {
+    // transformers writes 1e30-ish for "no limit"; that arrives as a float and stays unknown.
+    if (it->get<int64_t>() > 0) cfg.model_max_length = it->get<int64_t>();
+  }
+  return cfg;
+}
+
+std::string tokenizer_config_text(const Tokenizer& tok, std::optional<int64_t> model_max_length) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  j["tokenizer_class"] = "PreTrainedTokenizerFast";
+  auto role = [&](int32_t id) -> nlohmann::ordered_json {
+    if (id < 0) return nullptr;
+    return tok.token_string(id);
+  };
+  j["bos_token"] = role(tok.bos_id());
+  j["eos_token"] = role(tok.eos_id());
+  j["pad_token"] = role(tok.pad_id());
+  const TokenizerConfig& loaded = tok.config();
+  if (loaded.unk_token && !loaded.unk_token->empty()) j["unk_token"] = *loaded.unk_token;
+  if (loaded.add_bos_token) j["add_bos_token"] = *loaded.add_bos_token;
+  if (loaded.add_eos_token) j["add_eos_token"] = *loaded.add_eos_token;
+  // transformers would otherwise "clean up" spaces before punctuation on decode, unlike gtpo.
+  j["clean_up_tokenization_spaces"] = false;
+  if (!model_max_length) model_max_length = loaded.model_max_length;
+  if (model_max_length) j["model_max_length"] = *model_max_length;
+  if (!tok.chat_template().empty()) j["chat_template"] = tok.chat_template();
+  return j.dump(2) + "\n";
+}
+
+void write_tokenizer_config(const Tokenizer& tok, const std::string& path, std::optional<int64_t> model_max_length) {
+  write_file_atomic(path, tokenizer_config_text(tok, model_max_length));
+}
+
+}  // namespace gtpo::data

@@ -1,0 +1,87 @@
+// `gtpo tokenize` against transformers: a directory gtpo saved (tokenizer.json + tokenizer_config.json)
+// must load with AutoTokenizer.from_pretrained and give the ids gtpo gives, for gtpo's byte tokenizer, a
+// gtpo-trained BPE and a Qwen2-layout tokenizer trained by `tokenizers`. Needs GTPO_HF_PYTHON (scripts/test.sh
+// sets it; scripts/reference/hf_python.sh makes one).
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "apps/commands.h"
+#include "data/tokenizer/bpe_tokenizer.h"
+#include "data/tokenizer/tokenizer.h"
+#include "data/tokenizer/tokenizer_config.h"
+#include "tests/support/commands.h"
+
+namespace {
+
+const std::vector<std::string> kTexts = {
+    "Q: 12+7=? A: 19 #### 19",
+    "<bos>hello<eos> world <pad>",
+    "<|im_start|>user\nWhat is 1234 + 5678?<|im_end|>\n<|im_start|>assistant\n",
+    "Ünïcödé — “quotes” … 数学 😀  double  space\n\ttab",
+    "text<|endoftext|>more <think>x</think> y",
+    "",
+};
+
+std::vector<nlohmann::json> read_lines(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  }
+  return out;
+}
+
+void compare_with_transformers(const std::string& dir, const std::string& work) {
+  const char* python = std::getenv("GTPO_HF_PYTHON");
+  if (!python || !*python) {
+    FAIL("GTPO_HF_PYTHON is not set: this test runs transformers; export "
+         "GTPO_HF_PYTHON=$(scripts/reference/hf_python.sh) (scripts/test.sh does)");
+  }
+  const std::string in = work + "/in.jsonl", ours = work + "/gtpo.jsonl", theirs = work + "/hf.jsonl";
+  {
+    std::ofstream f(in);
+    for (const std::string& t : kTexts) f << nlohmann::json{{"text", t}}.dump() << "\n";
+  }
+  REQUIRE(gtpo::testing::call_command({"tokenize", "--tokenizer", dir, "--in", in, "--out", ours},
+                                      gtpo::apps::run_tokenize) == 0);
+  const std::string cmd = std::string("'") + python + "' '" + GTPO_SOURCE_DIR +
+                          "/scripts/reference/hf_auto_tokenizer.py' '" + dir + "' '" + in + "' '" + theirs + "'";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const auto a = read_lines(ours), b = read_lines(theirs);
+  REQUIRE(a.size() == kTexts.size());
+  REQUIRE(b.size() == kTexts.size());
+  const auto tok = gtpo::data::load_tokenizer(dir);
+  for (std::size_t i = 0; i < kTexts.size(); ++i) {
+    INFO(dir << ": '" << kTexts[i] << "'");
+    CHECK(a[i]["ids"] == b[i]["ids"]);
+    CHECK(b[i]["vocab"] == tok->vocab_size());  // transformers added no token of its own
+    std::vector<int32_t> ids = b[i]["ids"].get<std::vector<int32_t>>();
+    CHECK(tok->decode(ids) == b[i]["text"].get<std::string>());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("tokenize: AutoTokenizer on gtpo-saved directories gives gtpo's ids", "[tokenize][hf-python]") {
+  const std::string work = gtpo::testing::fresh_temp_dir("tokenize_hf");
+  auto save_dir = [&](const gtpo::data::Tokenizer& tok, const std::string& name) {
+    const std::string dir = work + "/" + name;
+    std::filesystem::create_directories(dir);
+    tok.save(dir + "/tokenizer.json");
+    gtpo::data::write_tokenizer_config(tok, dir + "/tokenizer_config.json", 512);
+    return dir;
+  };
+  const auto byte = gtpo::data::make_byte_tokenizer(300);
+  std::string corpus;
+  for (int i = 0; i < 200; ++i) corpus += "Q: " + std::to_string(i * 37 % 1000) + " + 7 = ? A: the answer is #### " + std::to_string(i) + "\n";
+  const auto bpe = gtpo::data::BpeTokenizer::train(corpus, 400, {"<pad>", "<bos>", "<eos>"});
+  const std::string qwen_src = std::string(GTPO_SOURCE_DIR) + "/tests/fixtures/tokenizers/qwen2";
+  const auto qwen = gtpo::data::load_tokenizer(qwen_src);
+  for (const std::string& dir : {save_dir(*byte, "byte"), save_dir(bpe, "bpe"), save_dir(*qwen, "qwen2")}) {
+    compare_with_transformers(dir, work);
+  }
+}
