@@ -99,7 +99,7 @@ TEST_CASE("checkpoint: corrupt, truncated and mismatched files give clear errors
   }
   SECTION("missing config") {
     std::filesystem::remove(dir + "/config.yaml");
-    CHECK_THROWS_WITH(load_model(dir), Contains("config.yaml is missing"));
+    CHECK_THROWS_WITH(load_model(dir), Contains("neither config.yaml (a gtpo checkpoint) nor config.json"));
   }
   SECTION("not a directory") { CHECK_THROWS_WITH(load_model(dir + "/nope"), Contains("is not a directory")); }
   std::filesystem::remove_all(dir);
