@@ -52,13 +52,11 @@ struct Reader {
   [[noreturn]] void bad(const std::string& key, const std::string& expected, const json& got) const {
     fail(path, ": key '", key, "': expected ", expected, ", got ", got.dump());
   }
-  int64_t integer(const std::string& key, int64_t fallback, bool required = false) {
+  int64_t integer(const std::string& key, int64_t fallback, int64_t lowest = 1) {
     const json* v = get(key);
-    if (!v) {
-      GTPO_CHECK(!required, path, ": key '", key, "' is missing (a positive integer is required)");
-      return fallback;
-    }
-    if (!v->is_number_integer() || v->get<int64_t>() <= 0) bad(key, "a positive integer", *v);
+    if (!v) return fallback;
+    if (!v->is_number_integer() || v->get<int64_t>() < lowest)
+      bad(key, lowest == 1 ? "a positive integer" : "a non-negative integer", *v);
     return v->get<int64_t>();
   }
   double number(const std::string& key, double fallback) {
@@ -245,7 +243,7 @@ void read_llama_qwen2(Reader& r, ModelConfig& c) {
     // only to sequences longer than the window.
     const bool use_window = r.boolean("use_sliding_window", false);
     const int64_t window = r.integer("sliding_window", 0);
-    const int64_t window_layers = r.integer("max_window_layers", c.num_hidden_layers);
+    const int64_t window_layers = r.integer("max_window_layers", c.num_hidden_layers, 0);
     GTPO_CHECK(!use_window || window == 0 || window >= c.max_position_embeddings || window_layers >= c.num_hidden_layers,
                r.path, ": key 'use_sliding_window' = true with sliding_window ", window, " < max_position_embeddings ",
                c.max_position_embeddings, " on layers from max_window_layers ", window_layers,
