@@ -85,11 +85,16 @@ void load_weights(Transformer& model, const std::vector<io::SafetensorsFile>& fi
                shape_text(entry->shape), ", expected ", p.tensor.shape().str(), " from the model config");
     GTPO_CHECK(entry->dtype == "F32" || entry->dtype == "F16" || entry->dtype == "BF16", file->label(), ": tensor '",
                p.name, "' has dtype ", entry->dtype, ", expected F32 (or F16/BF16, widened to f32)");
-    std::vector<float> values = file->read_f32(found);
+    // Converted from the mapped file straight into the parameter (or a host staging tensor for a device):
+    // no whole-file copy and no second host copy of the tensor.
+    const bool direct = p.tensor.device() == Device::cpu;
+    Tensor host = direct ? p.tensor : Tensor::empty(p.tensor.shape());
+    const std::span<float> values(host.mutable_data(), static_cast<size_t>(host.numel()));
+    file->read_f32_into(found, values);
     for (size_t i = 0; i < values.size(); ++i)
       GTPO_CHECK(std::isfinite(values[i]), file->label(), ": tensor '", p.name, "' holds a non-finite value (",
                  values[i], " at element ", i, "): the checkpoint was saved from a diverged run");
-    p.tensor.copy_(Tensor::from_vector(values, p.tensor.shape()));
+    if (!direct) p.tensor.copy_(host);
     used.insert(found);
   }
   for (const auto& [name, located] : where)

@@ -54,6 +54,9 @@ class SafetensorsFile {
 
   // The tensor's values as float: F32 copied, F16 / BF16 / F64 converted. Other dtypes are an error.
   std::vector<float> read_f32(std::string_view name) const;
+  // Same, converted straight into OUT (numel floats), so a caller can fill its own storage without an
+  // intermediate copy.
+  void read_f32_into(std::string_view name, std::span<float> out) const;
 
  private:
   std::string label_;

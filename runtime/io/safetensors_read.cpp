@@ -263,9 +263,16 @@ const SafetensorsEntry& SafetensorsFile::at(std::string_view name) const {
 }
 
 std::vector<float> SafetensorsFile::read_f32(std::string_view name) const {
+  std::vector<float> out(static_cast<size_t>(at(name).numel()));
+  read_f32_into(name, out);
+  return out;
+}
+
+void SafetensorsFile::read_f32_into(std::string_view name, std::span<float> out) const {
   const SafetensorsEntry& e = at(name);
   const size_t n = static_cast<size_t>(e.numel());
-  std::vector<float> out(n);
+  GTPO_CHECK(out.size() == n, "safetensors file '", label_, "': tensor '", e.name, "' has ", n,
+             " elements, the destination ", out.size());
   const char* src = e.bytes.data();
   // memcpy per element: the data has no alignment guarantee inside the loaded buffer.
   if (e.dtype == "F32") {
@@ -287,7 +294,6 @@ std::vector<float> SafetensorsFile::read_f32(std::string_view name) const {
     fail("safetensors file '", label_, "': tensor '", e.name, "' has dtype ", e.dtype,
          "; read_f32 reads only F32, F16, BF16 and F64");
   }
-  return out;
 }
 
 }  // namespace gtpo::io
