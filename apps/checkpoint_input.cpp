@@ -47,8 +47,8 @@ void apply_threads(const Args& args) {
 
 FlagSpec checkpoint_flag() {
   return {"--checkpoint", true,
-          "checkpoint directory, or a run directory (its latest checkpoint); a training checkpoint's run config "
-          "gives the defaults (required)"};
+          "checkpoint directory (gtpo's, or a Hugging Face save_pretrained one), or a run directory (its latest "
+          "checkpoint); a training checkpoint's run config gives the defaults (required)"};
 }
 
 }  // namespace gtpo::apps

@@ -44,7 +44,8 @@ int run_init(int argc, char** argv) {
   if (args.help()) {
     std::fputs(usage_text("gtpo init CONFIG.yaml [model.KEY=VALUE ...] [seed=N] --out DIR",
                           "Writes a freshly initialised model (GPT-2-style init scaled by depth, a pure function\n"
-                          "of the seed) as a checkpoint directory: model.safetensors, config.yaml, tokenizer.json.\n"
+                          "of the seed) as a checkpoint directory: model.safetensors, config.yaml, tokenizer.json,\n"
+                          "and config.json + generation_config.json so transformers' from_pretrained loads it.\n"
                           "A config holding only a model: section is enough.",
                           kFlags).c_str(), stdout);
     return 0;

@@ -106,7 +106,7 @@ int run_sample(int argc, char** argv) {
   }
   if (args.has("--stop")) o.stop_strings.push_back(args.get("--stop", ""));
   model::SamplerStats stats;
-  std::vector<model::Sample> samples = model::sample_groups(*loaded.model, {prompt}, o, &stats);
+  std::vector<model::Sample> samples = model::sample_groups(*loaded.model, {prompt}, model::with_model_eos(o, *loaded.model), &stats);
   for (const model::Sample& s : samples) {
     std::string text = tok ? tok->decode(s.tokens) : "";
     if (args.has("--jsonl")) {

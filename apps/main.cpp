@@ -22,6 +22,7 @@ struct Command {
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"init", "write a freshly initialised model checkpoint", gtpo::apps::run_init},
+      {"export", "write a checkpoint as a clean Hugging Face model directory", gtpo::apps::run_export},
       {"sample", "grouped sampling from a checkpoint with per-token log-probs and entropies", gtpo::apps::run_sample},
       {"score", "per-token log-probs and entropies of given sequences", gtpo::apps::run_score},
       {"sft", "supervised warm start on reference solutions; writes a model checkpoint", gtpo::apps::run_sft},

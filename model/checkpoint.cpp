@@ -4,8 +4,13 @@
 
 #include <cmath>
 #include <filesystem>
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
+#include "model/hf_config.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_dir.h"
 #include "runtime/io/atomic_file.h"
@@ -18,6 +23,9 @@ namespace {
 constexpr const char* kWeightsFile = "model.safetensors";
 constexpr const char* kConfigFile = "config.yaml";
 constexpr const char* kTokenizerFile = "tokenizer.json";
+constexpr const char* kHfConfigFile = "config.json";
+constexpr const char* kGenerationConfigFile = "generation_config.json";
+constexpr const char* kShardIndexFile = "model.safetensors.index.json";
 
 std::string join(const std::string& dir, const char* file) { return (std::filesystem::path(dir) / file).string(); }
 
@@ -35,50 +43,115 @@ bool ignorable_extra(const std::string& name, const Transformer& model) {
 
 }  // namespace
 
-void add_weights(io::SafetensorsWriter& writer, const Transformer& model) {
+void add_weights(io::SafetensorsWriter& writer, const Transformer& model, const std::string& store_as) {
   for (const optim::Parameter& p : model.parameters()) {
     std::vector<float> values = p.tensor.to_vector();
     for (float v : values)
       GTPO_CHECK(std::isfinite(v), "refusing to save tensor '", p.name, "': it holds ", v,
                  " (non-finite weights: the model has diverged)");
-    writer.add_f32(p.name, p.tensor.shape().dims(), values);
+    writer.add_f32(p.name, p.tensor.shape().dims(), values, store_as);
   }
 }
 
 void load_weights(Transformer& model, const io::SafetensorsFile& file, const std::string& label) {
+  std::vector<io::SafetensorsFile> files{file};
+  load_weights(model, files, label);
+}
+
+void load_weights(Transformer& model, const std::vector<io::SafetensorsFile>& files, const std::string& label) {
+  // Which file holds each tensor; a name in two shards is an error (which copy would be meant?).
+  std::map<std::string, std::pair<const io::SafetensorsFile*, const io::SafetensorsEntry*>> where;
+  for (const io::SafetensorsFile& f : files)
+    for (const io::SafetensorsEntry& e : f.entries()) {
+      const auto [it, fresh] = where.emplace(e.name, std::make_pair(&f, &e));
+      GTPO_CHECK(fresh, label, ": tensor '", e.name, "' is in both ", it->second.first->label(), " and ", f.label());
+    }
+  const auto find = [&](const std::string& name) -> std::pair<const io::SafetensorsFile*, const io::SafetensorsEntry*> {
+    auto it = where.find(name);
+    return it == where.end() ? std::make_pair(nullptr, nullptr) : it->second;
+  };
   std::set<std::string> used;
   for (const optim::Parameter& p : model.parameters()) {
     // GPT2Model files (as on the Hugging Face hub) omit GPT2LMHeadModel's "transformer." prefix.
-    const io::SafetensorsEntry* entry = file.find(p.name);
+    auto [file, entry] = find(p.name);
     std::string found = p.name;
     if (!entry && p.name.rfind("transformer.", 0) == 0) {
       found = p.name.substr(12);
-      entry = file.find(found);
+      std::tie(file, entry) = find(found);
     }
     GTPO_CHECK(entry != nullptr, label, ": tensor '", p.name, "' is missing (expected F32 ",
                p.tensor.shape().str(), " for this ", architecture_name(model.config().architecture), " config)");
-    GTPO_CHECK(entry->shape == p.tensor.shape().dims(), label, ": tensor '", p.name, "' has shape ",
-               shape_text(entry->shape), ", expected ", p.tensor.shape().str(), " from config.yaml");
-    GTPO_CHECK(entry->dtype == "F32" || entry->dtype == "F16" || entry->dtype == "BF16", label, ": tensor '",
+    GTPO_CHECK(entry->shape == p.tensor.shape().dims(), file->label(), ": tensor '", p.name, "' has shape ",
+               shape_text(entry->shape), ", expected ", p.tensor.shape().str(), " from the model config");
+    GTPO_CHECK(entry->dtype == "F32" || entry->dtype == "F16" || entry->dtype == "BF16", file->label(), ": tensor '",
                p.name, "' has dtype ", entry->dtype, ", expected F32 (or F16/BF16, widened to f32)");
-    std::vector<float> values = file.read_f32(found);
+    // Converted from the mapped file straight into the parameter (or a host staging tensor for a device):
+    // no whole-file copy and no second host copy of the tensor.
+    const bool direct = p.tensor.device() == Device::cpu;
+    Tensor host = direct ? p.tensor : Tensor::empty(p.tensor.shape());
+    const std::span<float> values(host.mutable_data(), static_cast<size_t>(host.numel()));
+    file->read_f32_into(found, values);
     for (size_t i = 0; i < values.size(); ++i)
-      GTPO_CHECK(std::isfinite(values[i]), label, ": tensor '", p.name, "' holds a non-finite value (", values[i],
-                 " at element ", i, "): the checkpoint was saved from a diverged run");
-    p.tensor.copy_(Tensor::from_vector(values, p.tensor.shape()));
+      GTPO_CHECK(std::isfinite(values[i]), file->label(), ": tensor '", p.name, "' holds a non-finite value (",
+                 values[i], " at element ", i, "): the checkpoint was saved from a diverged run");
+    if (!direct) p.tensor.copy_(host);
     used.insert(found);
   }
-  for (const io::SafetensorsEntry& e : file.entries())
-    GTPO_CHECK(used.count(e.name) || ignorable_extra(e.name, model), label, ": unexpected tensor '", e.name,
-               "' (", e.dtype, " ", shape_text(e.shape), "): this ", architecture_name(model.config().architecture),
-               " config has no such parameter");
+  for (const auto& [name, located] : where)
+    GTPO_CHECK(used.count(name) || ignorable_extra(name, model), located.first->label(), ": unexpected tensor '",
+               name, "' (", located.second->dtype, " ", shape_text(located.second->shape), "): this ",
+               architecture_name(model.config().architecture), " config has no such parameter");
+}
+
+std::vector<io::SafetensorsFile> open_weight_files(const std::string& dir, std::string* label) {
+  const std::string single = join(dir, kWeightsFile), index_path = join(dir, kShardIndexFile);
+  std::vector<io::SafetensorsFile> files;
+  if (std::filesystem::exists(single)) {
+    *label = single;
+    files.push_back(io::SafetensorsFile::load(single));
+    return files;
+  }
+  GTPO_CHECK(std::filesystem::exists(index_path), "checkpoint '", dir, "': neither ", kWeightsFile, " nor ",
+             kShardIndexFile, " (sharded weights) is present");
+  *label = index_path;
+  nlohmann::json index;
+  try {
+    index = nlohmann::json::parse(io::read_file(index_path));
+  } catch (const nlohmann::json::exception& e) {
+    fail(index_path, ": not valid JSON: ", e.what());
+  }
+  GTPO_CHECK(index.is_object() && index.contains("weight_map") && index["weight_map"].is_object(), index_path,
+             ": key 'weight_map' (a mapping of tensor names to shard files) is missing");
+  std::map<std::string, size_t> shard_of_file;
+  std::vector<std::pair<std::string, std::string>> wanted;  // tensor, shard
+  for (const auto& [tensor, shard] : index["weight_map"].items()) {
+    GTPO_CHECK(shard.is_string(), index_path, ": key 'weight_map.", tensor, "': expected a file name, got ", shard.dump());
+    const std::string name = shard.get<std::string>();
+    GTPO_CHECK(!name.empty() && name.find('/') == std::string::npos && name != "." && name != "..", index_path,
+               ": key 'weight_map.", tensor, "' names '", name, "', which is not a file of this directory");
+    if (!shard_of_file.count(name)) {
+      const std::string path = join(dir, name.c_str());
+      GTPO_CHECK(std::filesystem::exists(path), index_path, ": key 'weight_map.", tensor, "' names shard '", name,
+                 "', which is missing from ", dir);
+      shard_of_file[name] = files.size();
+      files.push_back(io::SafetensorsFile::load(path));
+    }
+    wanted.emplace_back(tensor, name);
+  }
+  for (const auto& [tensor, shard] : wanted)
+    GTPO_CHECK(files[shard_of_file[shard]].find(tensor) != nullptr, index_path, ": key 'weight_map.", tensor,
+               "' names shard '", shard, "', which has no tensor '", tensor, "'");
+  return files;
 }
 
 bool is_checkpoint_file(const std::string& name) {
-  static const std::set<std::string> names = {kWeightsFile,      kConfigFile,  kTokenizerFile,
-                                              "run_config.yaml", "state.json", "optimizer.safetensors",
-                                              "reference.safetensors"};
-  return names.count(name) != 0;
+  static const std::set<std::string> names = {
+      kWeightsFile,      kConfigFile,  kTokenizerFile,          kHfConfigFile,          kGenerationConfigFile,
+      kShardIndexFile,   "run_config.yaml", "state.json", "optimizer.safetensors", "reference.safetensors",
+      "tokenizer_config.json", "special_tokens_map.json"};
+  // Shards as save_pretrained names them: model-00001-of-00002.safetensors.
+  const bool shard = name.rfind("model-", 0) == 0 && name.size() > 12 && name.substr(name.size() - 12) == ".safetensors";
+  return names.count(name) != 0 || shard;
 }
 
 void check_replaceable_checkpoint(const std::string& dir, const std::string& what) {
@@ -109,22 +182,96 @@ void save_model_files(const std::string& dir, const Transformer& model, const da
   writer.set_metadata("format", "pt");
   writer.set_metadata("gtpo_architecture", architecture_name(model.config().architecture));
   writer.write(join(dir, kWeightsFile));
+  write_hf_config_files(dir, model, tokenizer);
   std::string yaml = "# gtpo checkpoint: model.safetensors holds Hugging Face names and layouts\n";
   yaml += model_config_to_yaml(model.config());
   if (tokenizer) {
-    tokenizer->save(join(dir, kTokenizerFile));
+    write_tokenizer_files(dir, *tokenizer);
     yaml += "tokenizer:\n  file: " + std::string(kTokenizerFile) + "\n  kind: " + tokenizer->kind() + "\n";
   }
   yaml += extra_yaml;
   io::write_file_atomic(join(dir, kConfigFile), yaml);
 }
 
+void write_tokenizer_files(const std::string& dir, const data::Tokenizer& tokenizer) {
+  tokenizer.save(join(dir, kTokenizerFile));
+  // MERGE POINT (issue 12): tokenizer_config.json (special-token roles, chat template) is written here too.
+}
+
+void write_hf_config_files(const std::string& dir, const Transformer& model, const data::Tokenizer* tokenizer,
+                           const std::string& torch_dtype) {
+  int32_t bos = model.bos_token_id();
+  std::vector<int32_t> eos;
+  if (tokenizer && tokenizer->eos_id() >= 0) eos.push_back(tokenizer->eos_id());
+  for (int32_t id : model.eos_token_ids())
+    if (std::find(eos.begin(), eos.end(), id) == eos.end()) eos.push_back(id);
+  if (bos < 0 && tokenizer) bos = tokenizer->bos_id();
+  io::write_file_atomic(join(dir, kHfConfigFile), hf_config_json(model.config(), bos, eos, torch_dtype));
+  io::write_file_atomic(join(dir, kGenerationConfigFile), hf_generation_config_json(bos, eos));
+}
+
+namespace {
+
+// The eos ids in order: the tokenizer's first, then generation_config.json's, then config.json's.
+std::vector<int32_t> merge_ids(std::vector<int32_t> out, const std::vector<int32_t>& more) {
+  for (int32_t id : more)
+    if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+// The model's bos / eos ids: the tokenizer's, generation_config.json's (when present) and FROM_CONFIG's.
+void attach_special_tokens(LoadedModel& out, const std::string& dir, const HfModelConfig& from_config) {
+  std::vector<int32_t> eos;
+  int32_t bos = from_config.bos_token_id;
+  if (out.tokenizer && out.tokenizer->eos_id() >= 0) eos.push_back(out.tokenizer->eos_id());
+  const std::string generation_path = join(dir, kGenerationConfigFile);
+  if (std::filesystem::exists(generation_path)) {
+    const GenerationIds ids = parse_generation_config(io::read_file(generation_path), generation_path);
+    eos = merge_ids(eos, ids.eos_token_ids);
+    if (ids.bos_token_id >= 0) bos = ids.bos_token_id;
+  }
+  eos = merge_ids(eos, from_config.eos_token_ids);
+  if (bos < 0 && out.tokenizer) bos = out.tokenizer->bos_id();
+  const int64_t V = out.model->config().vocab_size;
+  for (int32_t id : eos)
+    GTPO_CHECK(id < V, "checkpoint '", dir, "': eos token id ", id, " is not below vocab_size ", V);
+  out.model->set_special_tokens(bos, std::move(eos));
+}
+
+LoadedModel load_hf_model(const std::string& dir, Device device) {
+  const std::string config_path = join(dir, kHfConfigFile);
+  const HfModelConfig hf = parse_hf_config(io::read_file(config_path), config_path);
+  LoadedModel out;
+  out.model = std::make_unique<Transformer>(hf.config, device);
+  std::string label;
+  const std::vector<io::SafetensorsFile> files = open_weight_files(dir, &label);
+  load_weights(*out.model, files, label);
+  const std::string tokenizer_path = join(dir, kTokenizerFile);
+  if (std::filesystem::exists(tokenizer_path)) {
+    out.tokenizer = data::load_tokenizer(tokenizer_path);
+    GTPO_CHECK(out.tokenizer->vocab_size() <= hf.config.vocab_size, tokenizer_path, ": the tokenizer has ",
+               out.tokenizer->vocab_size(), " tokens but ", config_path, " gives vocab_size ", hf.config.vocab_size);
+  }
+  attach_special_tokens(out, dir, hf);
+  return out;
+}
+
+}  // namespace
+
 LoadedModel load_model(const std::string& requested_dir, Device device) {
   const std::string dir = io::readable_directory(requested_dir);
   GTPO_CHECK(std::filesystem::is_directory(dir), "checkpoint '", dir, "' is not a directory");
   const std::string config_path = join(dir, kConfigFile);
-  GTPO_CHECK(std::filesystem::exists(config_path), "checkpoint '", dir, "': ", kConfigFile,
-             " is missing (a gtpo checkpoint holds model.safetensors, config.yaml and the tokenizer file)");
+  const std::string hf_config_path = join(dir, kHfConfigFile);
+  if (!std::filesystem::exists(config_path)) {
+    GTPO_CHECK(std::filesystem::exists(hf_config_path), "checkpoint '", dir, "': neither ", kConfigFile,
+               " (a gtpo checkpoint) nor ", kHfConfigFile, " (a Hugging Face model directory) is present");
+    return load_hf_model(dir, device);
+  }
   YAML::Node root;
   try {
     root = YAML::Load(io::read_file(config_path));
@@ -143,6 +290,7 @@ LoadedModel load_model(const std::string& requested_dir, Device device) {
     GTPO_CHECK(out.tokenizer->vocab_size() <= out.model->config().vocab_size, config_path, ": the tokenizer has ",
                out.tokenizer->vocab_size(), " tokens but model.vocab_size is ", out.model->config().vocab_size);
   }
+  attach_special_tokens(out, dir, {});
   return out;
 }
 

@@ -1,5 +1,7 @@
-// Model checkpoints: a directory holding model.safetensors (Hugging Face names and layouts), config.yaml
-// (model + tokenizer sections) and the tokenizer file. See docs/checkpoint-format.md.
+// Model checkpoints: a directory holding model.safetensors (Hugging Face names and layouts), config.json and
+// generation_config.json (so transformers' from_pretrained loads it), config.yaml (gtpo's model + tokenizer
+// sections) and the tokenizer file. Hugging Face directories as save_pretrained writes them (config.json,
+// model.safetensors or shards with model.safetensors.index.json) load too. See docs/checkpoint-format.md.
 #pragma once
 #include <memory>
 #include <string>
@@ -16,7 +18,7 @@ class SafetensorsWriter;
 namespace gtpo::model {
 
 struct LoadedModel {
-  std::unique_ptr<Transformer> model;
+  std::unique_ptr<Transformer> model;  // carries the files' bos / eos ids (Transformer::eos_token_ids)
   std::unique_ptr<data::Tokenizer> tokenizer;  // null when the checkpoint has none
 };
 
@@ -35,7 +37,10 @@ void save_model(const std::string& dir, const Transformer& model, const data::To
 void save_model_files(const std::string& dir, const Transformer& model, const data::Tokenizer* tokenizer,
                       const std::string& extra_yaml = "");
 // Loads a checkpoint; a replacement killed half-way is read from its complete copy (io::readable_directory).
-// Non-finite weights are an error naming the tensor.
+// The model comes from config.yaml when present (gtpo's own), else from config.json (Hugging Face); weights
+// from model.safetensors or the shards model.safetensors.index.json names, mapped rather than read whole.
+// The model's eos ids are the tokenizer's, generation_config.json's and config.json's. Non-finite weights
+// are an error naming the tensor.
 LoadedModel load_model(const std::string& dir, Device device = Device::cpu);
 // The files a model or training checkpoint directory may hold.
 bool is_checkpoint_file(const std::string& name);
@@ -43,10 +48,26 @@ bool is_checkpoint_file(const std::string& name);
 // that is not a checkpoint); WHAT names the flag or key in the message.
 void check_replaceable_checkpoint(const std::string& dir, const std::string& what);
 
-// Adds every parameter to a writer under its Hugging Face name.
-void add_weights(io::SafetensorsWriter& writer, const Transformer& model);
+// Adds every parameter to a writer under its Hugging Face name, stored as STORE_AS ("F32", "BF16" or "F16";
+// rounded to nearest even).
+void add_weights(io::SafetensorsWriter& writer, const Transformer& model, const std::string& store_as = "F32");
 // Copies weights from a safetensors file into the model, checking every name, shape and dtype. F16 and
 // BF16 tensors are widened to f32. `label` names the file in errors.
 void load_weights(Transformer& model, const io::SafetensorsFile& file, const std::string& label);
+// Same, from every file of a sharded model (each tensor read from the file that holds it).
+void load_weights(Transformer& model, const std::vector<io::SafetensorsFile>& files, const std::string& label);
+
+// The weights of a model directory: model.safetensors, or the shards model.safetensors.index.json names
+// (a missing shard, or a tensor the index names but its shard lacks, is an error naming the index).
+std::vector<io::SafetensorsFile> open_weight_files(const std::string& dir, std::string* label);
+
+// Every tokenizer file of a checkpoint. The single place a checkpoint's tokenizer files are written: today
+// tokenizer.json; tokenizer_config.json joins it here.
+void write_tokenizer_files(const std::string& dir, const data::Tokenizer& tokenizer);
+
+// Writes the Hugging Face side of a model directory: config.json (TORCH_DTYPE names the weights' dtype)
+// and generation_config.json, with the model's bos / eos ids, or the tokenizer's when the model has none.
+void write_hf_config_files(const std::string& dir, const Transformer& model, const data::Tokenizer* tokenizer,
+                           const std::string& torch_dtype = "float32");
 
 }  // namespace gtpo::model

@@ -57,6 +57,24 @@ std::vector<ModelKey> build_keys() {
             "output layer shares the embedding"),
       field("model", "attention_bias", &ModelConfig::attention_bias, config::boolean(),
             "llama: biases on q, k, v, o; qwen2 always has q, k, v biases, gpt2 all biases"),
+      field("model", "mlp_bias", &ModelConfig::mlp_bias, config::boolean(),
+            "llama: biases on the MLP's gate, up and down projections"),
+      field("model", "head_dim", &ModelConfig::explicit_head_dim, size,
+            "llama: attention head width when it is not hidden_size / num_attention_heads"),
+      field("model", "rope_scaling_type", &ModelConfig::rope_scaling,
+            config::choice<RopeScaling>(
+                {{"none", RopeScaling::none}, {"linear", RopeScaling::linear}, {"llama3", RopeScaling::llama3}}),
+            "rotary frequency rescaling (HF rope_scaling.rope_type): linear divides every frequency by the "
+            "factor, llama3 is Llama 3.1's per-frequency rule"),
+      field("model", "rope_scaling_factor", &ModelConfig::rope_scaling_factor, config::number(0, 1e9, true),
+            "rope_scaling.factor (linear, llama3)"),
+      field("model", "rope_scaling_low_freq_factor", &ModelConfig::rope_scaling_low_freq_factor,
+            config::number(0, 1e9, true), "rope_scaling.low_freq_factor (llama3)"),
+      field("model", "rope_scaling_high_freq_factor", &ModelConfig::rope_scaling_high_freq_factor,
+            config::number(0, 1e9, true), "rope_scaling.high_freq_factor (llama3)"),
+      field("model", "rope_scaling_original_max_position_embeddings",
+            &ModelConfig::rope_scaling_original_max_position_embeddings, size,
+            "rope_scaling.original_max_position_embeddings (llama3)"),
   };
   // Defaults that depend on other keys, as the docs show them.
   const std::vector<std::pair<std::string, std::string>> derived = {
@@ -72,7 +90,14 @@ std::vector<ModelKey> build_keys() {
       {"layer_norm_epsilon", "1e-5"},
       {"rope_theta", "10000"},
       {"tie_word_embeddings", "true for gpt2, else false"},
-      {"attention_bias", "false"}};
+      {"attention_bias", "false"},
+      {"mlp_bias", "false"},
+      {"head_dim", "hidden_size / num_attention_heads"},
+      {"rope_scaling_type", "none"},
+      {"rope_scaling_factor", "1"},
+      {"rope_scaling_low_freq_factor", "1"},
+      {"rope_scaling_high_freq_factor", "4"},
+      {"rope_scaling_original_max_position_embeddings", "8192"}};
   for (ModelKey& key : k)
     for (const auto& [name, text] : derived)
       if (key.name == name) key.default_doc = text;
@@ -103,6 +128,16 @@ void apply_defaults(ModelConfig& c, const std::set<std::string>& given) {
 const std::vector<ModelKey>& model_keys() {
   static const std::vector<ModelKey> all = build_keys();
   return all;
+}
+
+RopeFrequencies ModelConfig::rope_frequencies() const {
+  RopeFrequencies f(rope_theta);
+  f.scaling = rope_scaling;
+  f.factor = rope_scaling_factor;
+  f.low_freq_factor = rope_scaling_low_freq_factor;
+  f.high_freq_factor = rope_scaling_high_freq_factor;
+  f.original_max_position = static_cast<double>(rope_scaling_original_max_position_embeddings);
+  return f;
 }
 
 ModelConfig model_config_from_values(const std::vector<io::ConfigValue>& values, const std::string& where) {
@@ -150,7 +185,19 @@ void validate_model_config(const ModelConfig& c, const std::string& where) {
   positive("num_key_value_heads", c.num_key_value_heads);
   positive("intermediate_size", c.intermediate_size);
   positive("max_position_embeddings", c.max_position_embeddings);
-  GTPO_CHECK(c.hidden_size % c.num_attention_heads == 0, where, ": model.hidden_size (", c.hidden_size,
+  GTPO_CHECK(c.explicit_head_dim == 0 || c.architecture == Architecture::llama ||
+                 c.explicit_head_dim * c.num_attention_heads == c.hidden_size,
+             where, ": model.head_dim (", c.explicit_head_dim, ") other than hidden_size / num_attention_heads is ",
+             "supported for llama only");
+  GTPO_CHECK(!c.mlp_bias || c.architecture == Architecture::llama, where,
+             ": model.mlp_bias is supported for llama only (qwen2's MLP has no biases; gpt2's always has them)");
+  GTPO_CHECK(c.rope_scaling == RopeScaling::none || !c.is_gpt2(), where,
+             ": model.rope_scaling_type: gpt2 has no rotary embeddings");
+  GTPO_CHECK(c.rope_scaling != RopeScaling::llama3 ||
+                 c.rope_scaling_high_freq_factor > c.rope_scaling_low_freq_factor,
+             where, ": model.rope_scaling_high_freq_factor (", c.rope_scaling_high_freq_factor,
+             ") must be larger than rope_scaling_low_freq_factor (", c.rope_scaling_low_freq_factor, ")");
+  GTPO_CHECK(c.explicit_head_dim > 0 || c.hidden_size % c.num_attention_heads == 0, where, ": model.hidden_size (", c.hidden_size,
              ") must be divisible by num_attention_heads (", c.num_attention_heads, ")");
   GTPO_CHECK(c.num_attention_heads % c.num_key_value_heads == 0, where, ": model.num_attention_heads (",
              c.num_attention_heads, ") must be divisible by num_key_value_heads (", c.num_key_value_heads, ")");
@@ -190,6 +237,19 @@ std::string model_config_to_yaml(const ModelConfig& c) {
   if (!c.is_gpt2()) os << "  rope_theta: " << c.rope_theta << "\n";
   os << "  tie_word_embeddings: " << (c.tie_word_embeddings ? "true" : "false") << "\n";
   if (!c.is_gpt2()) os << "  attention_bias: " << (c.attention_bias ? "true" : "false") << "\n";
+  // Written only when set, so checkpoints of models without them keep their config.yaml as before.
+  if (c.mlp_bias) os << "  mlp_bias: true\n";
+  if (c.explicit_head_dim > 0) os << "  head_dim: " << c.explicit_head_dim << "\n";
+  if (c.rope_scaling != RopeScaling::none) {
+    os << "  rope_scaling_type: " << (c.rope_scaling == RopeScaling::linear ? "linear" : "llama3") << "\n";
+    os << "  rope_scaling_factor: " << config::format_double(c.rope_scaling_factor) << "\n";
+    if (c.rope_scaling == RopeScaling::llama3) {
+      os << "  rope_scaling_low_freq_factor: " << config::format_double(c.rope_scaling_low_freq_factor) << "\n";
+      os << "  rope_scaling_high_freq_factor: " << config::format_double(c.rope_scaling_high_freq_factor) << "\n";
+      os << "  rope_scaling_original_max_position_embeddings: " << c.rope_scaling_original_max_position_embeddings
+         << "\n";
+    }
+  }
   return os.str();
 }
 

@@ -6,6 +6,7 @@
 
 #include "runtime/config_codec.h"
 #include "runtime/io/yaml_config.h"
+#include "runtime/rope_frequencies.h"
 
 namespace YAML {
 class Node;
@@ -30,8 +31,20 @@ struct ModelConfig {
   // llama: biases on q, k, v and o projections when true (HF LlamaAttention); qwen2: q, k, v biases always,
   // none on o (HF Qwen2Attention), so the key is ignored; gpt2 always has biases.
   bool attention_bias = false;
+  // llama: biases on gate, up and down projections (HF LlamaMLP); qwen2 and gpt2 refuse it.
+  bool mlp_bias = false;
+  // llama: the attention head width when it is not hidden_size / num_attention_heads (HF `head_dim`);
+  // 0 = derived.
+  int64_t explicit_head_dim = 0;
+  // Rotary frequency rescaling (HF `rope_scaling`), llama and qwen2.
+  RopeScaling rope_scaling = RopeScaling::none;
+  double rope_scaling_factor = 1.0;
+  double rope_scaling_low_freq_factor = 1.0;
+  double rope_scaling_high_freq_factor = 4.0;
+  int64_t rope_scaling_original_max_position_embeddings = 8192;
 
-  int64_t head_dim() const { return hidden_size / num_attention_heads; }
+  int64_t head_dim() const { return explicit_head_dim > 0 ? explicit_head_dim : hidden_size / num_attention_heads; }
+  RopeFrequencies rope_frequencies() const;
   bool is_gpt2() const { return architecture == Architecture::gpt2; }
 };
 

@@ -102,6 +102,14 @@ void validate(const Transformer& model, const std::vector<PromptInput>& prompts,
 
 }  // namespace
 
+SamplingOptions with_model_eos(SamplingOptions options, const Transformer& model) {
+  for (int32_t id : model.eos_token_ids())
+    if (id != options.eos_id &&
+        std::find(options.extra_eos_ids.begin(), options.extra_eos_ids.end(), id) == options.extra_eos_ids.end())
+      options.extra_eos_ids.push_back(id);
+  return options;
+}
+
 std::vector<Sample> sample_groups(const Transformer& model, const std::vector<PromptInput>& prompts,
                                   const SamplingOptions& o, SamplerStats* stats) {
   validate(model, prompts, o);
@@ -192,7 +200,8 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
       s.logprobs.push_back(lp[static_cast<size_t>(r)]);
       s.entropies.push_back(ent[static_cast<size_t>(r)]);
       ++generated;
-      if (tok == o.eos_id) {
+      if (tok == o.eos_id ||
+          std::find(o.extra_eos_ids.begin(), o.extra_eos_ids.end(), tok) != o.extra_eos_ids.end()) {
         s.finish = FinishReason::eos;
         done[static_cast<size_t>(r)] = true;
       } else if (!o.stop_strings.empty() && ends_with_stop(o.decode(s.tokens), o.stop_strings)) {

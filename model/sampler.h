@@ -23,6 +23,7 @@ struct SamplingOptions {
   int64_t max_new_tokens = 64;
   uint64_t seed = 0;
   int32_t eos_id = -1;       // -1: no end-of-sequence token
+  std::vector<int32_t> extra_eos_ids;  // more ids that end a sample as eos_id does (FinishReason::eos)
   int32_t pad_id = 0;        // fed for left padding and finished rows; never attended to
   std::vector<std::string> stop_strings;
   // Turns generated tokens into text, for stop strings; required when stop_strings is not empty.
@@ -54,6 +55,9 @@ struct SamplerStats {
   double decode_seconds = 0.0;
   int64_t kv_cache_bytes = 0;
 };
+
+// OPTIONS plus the model's own end-of-sequence ids (Transformer::eos_token_ids) as extra_eos_ids.
+SamplingOptions with_model_eos(SamplingOptions options, const Transformer& model);
 
 // Samples G continuations of every prompt; results are ordered prompt-major (prompt 0's G samples first).
 std::vector<Sample> sample_groups(const Transformer& model, const std::vector<PromptInput>& prompts,

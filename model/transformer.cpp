@@ -64,8 +64,11 @@ Transformer::Transformer(const ModelConfig& config, Device device) : config_(con
       if (o_bias) l.o_b = add_param(p + "self_attn.o_proj.bias", {C});
       l.post_norm_w = add_param(p + "post_attention_layernorm.weight", {C});
       l.gate_w = add_param(p + "mlp.gate_proj.weight", {F, C});
+      if (c.mlp_bias) l.gate_b = add_param(p + "mlp.gate_proj.bias", {F});
       l.up_w = add_param(p + "mlp.up_proj.weight", {F, C});
+      if (c.mlp_bias) l.up_b = add_param(p + "mlp.up_proj.bias", {F});
       l.down_w = add_param(p + "mlp.down_proj.weight", {C, F});
+      if (c.mlp_bias) l.down_b = add_param(p + "mlp.down_proj.bias", {C});
     }
     final_norm_w_ = add_param("model.norm.weight", {C});
   }
@@ -141,14 +144,15 @@ Tensor Transformer::block(const Layer& l, size_t index, const Tensor& x, const T
     return ops::add(x1, ops::add(ops::matmul(mlp, l.mlp_proj_w), l.mlp_proj_b));
   }
   Tensor h = ops::rms_norm(x, l.input_norm_w, c.norm_eps);
-  Tensor q = ops::rope(ops::reshape(ops::linear(h, l.q_w, l.q_b), {B, T, Hq, D}), positions, c.rope_theta);
-  Tensor k = ops::rope(ops::reshape(ops::linear(h, l.k_w, l.k_b), {B, T, Hkv, D}), positions, c.rope_theta);
+  const RopeFrequencies freq = c.rope_frequencies();
+  Tensor q = ops::rope(ops::reshape(ops::linear(h, l.q_w, l.q_b), {B, T, Hq, D}), positions, freq);
+  Tensor k = ops::rope(ops::reshape(ops::linear(h, l.k_w, l.k_b), {B, T, Hkv, D}), positions, freq);
   Tensor v = ops::reshape(ops::linear(h, l.v_w, l.v_b), {B, T, Hkv, D});
   Tensor att = ops::reshape(attention(q, k, v, key_mask, cache, index), {B, T, Hq * D});
   Tensor x1 = ops::add(x, ops::linear(att, l.o_w, l.o_b));
   Tensor h2 = ops::rms_norm(x1, l.post_norm_w, c.norm_eps);
-  Tensor gated = ops::mul(ops::silu(ops::linear(h2, l.gate_w)), ops::linear(h2, l.up_w));
-  return ops::add(x1, ops::linear(gated, l.down_w));
+  Tensor gated = ops::mul(ops::silu(ops::linear(h2, l.gate_w, l.gate_b)), ops::linear(h2, l.up_w, l.up_b));
+  return ops::add(x1, ops::linear(gated, l.down_w, l.down_b));
 }
 
 Tensor Transformer::logits_from_hidden(const Tensor& hidden) const {

@@ -25,6 +25,15 @@ class Transformer {
   void init_weights(uint64_t seed);
 
   const ModelConfig& config() const { return config_; }
+  // The end-of-sequence ids its files give (generation_config.json, config.json; Llama 3 and
+  // Qwen2.5-Instruct have several) and the bos id; empty / -1 for a fresh model. Sampling ends at any of
+  // them (with_model_eos), and checkpoints write them back.
+  const std::vector<int32_t>& eos_token_ids() const { return eos_token_ids_; }
+  int32_t bos_token_id() const { return bos_token_id_; }
+  void set_special_tokens(int32_t bos, std::vector<int32_t> eos) {
+    bos_token_id_ = bos;
+    eos_token_ids_ = std::move(eos);
+  }
   Device device() const { return device_; }
   optim::ParameterStore& parameters() { return params_; }
   const optim::ParameterStore& parameters() const { return params_; }
@@ -46,7 +55,7 @@ class Transformer {
     Tensor ln_1_w, ln_1_b, c_attn_w, c_attn_b, attn_proj_w, attn_proj_b, ln_2_w, ln_2_b, c_fc_w, c_fc_b,
         mlp_proj_w, mlp_proj_b;
     // llama / qwen2
-    Tensor input_norm_w, q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, post_norm_w, gate_w, up_w, down_w;
+    Tensor input_norm_w, q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, post_norm_w, gate_w, gate_b, up_w, up_b, down_w, down_b;
   };
 
   Tensor add_param(const std::string& name, const Shape& shape);
@@ -63,6 +72,8 @@ class Transformer {
   optim::ParameterStore params_;
   Tensor embed_w_, pos_w_, final_norm_w_, final_norm_b_, lm_head_w_;
   std::vector<Layer> layers_;
+  std::vector<int32_t> eos_token_ids_;
+  int32_t bos_token_id_ = -1;
 };
 
 }  // namespace gtpo::model

@@ -34,7 +34,7 @@ EvalResult evaluate(const model::Transformer& model, const data::Tokenizer& toke
     attach_tokenizer(greedy, tokenizer);
     greedy.temperature = 0.0f;
     greedy.max_new_tokens = o.max_new_tokens;
-    std::vector<model::Sample> g = model::sample_groups(model, prompts, greedy);
+    std::vector<model::Sample> g = model::sample_groups(model, prompts, model::with_model_eos(greedy, model));
     // A diverged model decodes garbage that merely scores 0: stop instead (rl/non_finite.h).
     for (const model::Sample& sample : g)
       for (float lp : sample.logprobs) check_finite(lp, "eval", -1, "log-probability of a greedy token");
@@ -44,7 +44,7 @@ EvalResult evaluate(const model::Transformer& model, const data::Tokenizer& toke
       rec.index = static_cast<uint64_t>(i);
       rec.prompt = problems[local].prompt;
       rec.answer = problems[local].answer;
-      rec.greedy_completion = decode_completion(tokenizer, g[local].tokens);
+      rec.greedy_completion = decode_completion(tokenizer, g[local]);
       const bool truncated = g[local].finish == model::FinishReason::length;
       rec.greedy_correct = !truncated && source.check(problems[local], rec.greedy_completion).correct;
       greedy_correct += rec.greedy_correct;
@@ -58,12 +58,12 @@ EvalResult evaluate(const model::Transformer& model, const data::Tokenizer& toke
       sampled.max_new_tokens = o.max_new_tokens;
       sampled.group_size = o.k;
       sampled.seed = o.seed;
-      std::vector<model::Sample> s = model::sample_groups(model, prompts, sampled);
+      std::vector<model::Sample> s = model::sample_groups(model, prompts, model::with_model_eos(sampled, model));
       for (int64_t i = b0; i < b1; ++i) {
         EvalRecord& rec = result.records[static_cast<size_t>(i)];
         for (int64_t j = 0; j < o.k; ++j) {
           const model::Sample& sample = s[static_cast<size_t>((i - b0) * o.k + j)];
-          std::string text = decode_completion(tokenizer, sample.tokens);
+          std::string text = decode_completion(tokenizer, sample);
           const bool ok = sample.finish != model::FinishReason::length &&
                           source.check(problems[static_cast<size_t>(i - b0)], text).correct;
           rec.sample_completions.push_back(std::move(text));

@@ -17,9 +17,9 @@ void attach_tokenizer(model::SamplingOptions& sampling, const data::Tokenizer& t
   sampling.decode = [tok](const std::vector<int32_t>& ids) { return tok->decode(ids); };
 }
 
-std::string decode_completion(const data::Tokenizer& tokenizer, const std::vector<int32_t>& tokens) {
-  std::vector<int32_t> body = tokens;
-  if (!body.empty() && body.back() == tokenizer.eos_id()) body.pop_back();
+std::string decode_completion(const data::Tokenizer& tokenizer, const model::Sample& sample) {
+  std::vector<int32_t> body = sample.tokens;
+  if (!body.empty() && sample.finish == model::FinishReason::eos) body.pop_back();
   return tokenizer.decode(body);
 }
 
@@ -159,7 +159,7 @@ RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Toke
     cursor += static_cast<uint64_t>(wanted);
     model::SamplerStats round_stats;
     std::vector<model::Sample> samples;
-    if (!inputs.empty()) samples = model::sample_groups(policy, inputs, sampling, &round_stats);
+    if (!inputs.empty()) samples = model::sample_groups(policy, inputs, model::with_model_eos(sampling, policy), &round_stats);
     batch.rounds++;
     std::vector<RolloutItem> round;
     round.reserve(static_cast<size_t>(mine * G));
@@ -170,7 +170,7 @@ RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Toke
         it.problem = problems[static_cast<size_t>(p)];
         it.sample = std::move(samples[static_cast<size_t>(p * G + g)]);
         it.truncated = it.sample.finish == model::FinishReason::length;
-        it.completion = decode_completion(tokenizer, it.sample.tokens);
+        it.completion = decode_completion(tokenizer, it.sample);
         it.verdict = source.check(it.problem, it.completion);
         if (it.truncated) it.verdict.correct = false;  // spec: a truncated response is incorrect
         round.push_back(std::move(it));

@@ -68,6 +68,7 @@ void attach_tokenizer(model::SamplingOptions& sampling, const data::Tokenizer& t
 model::SamplingOptions sampling_options(const SamplerSection& sampler, const data::Tokenizer& tokenizer,
                                         uint64_t seed);
 // Response text without a trailing end-of-sequence token.
-std::string decode_completion(const data::Tokenizer& tokenizer, const std::vector<int32_t>& tokens);
+// A sample that ended at an end-of-sequence id (any of them) loses that last token.
+std::string decode_completion(const data::Tokenizer& tokenizer, const model::Sample& sample);
 
 }  // namespace gtpo::rl

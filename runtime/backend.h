@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/dtype.h"
+#include "runtime/rope_frequencies.h"
 
 namespace gtpo {
 
@@ -172,9 +173,10 @@ class Backend {
   virtual void embedding_backward(const int32_t* ids, const float* gy, float* gtable, int64_t n, int64_t dim,
                                   int64_t vocab) = 0;
   // Rotary embedding, half-split convention (pairs (d, d + head_dim/2)), x laid out [rows, heads, head_dim],
-  // rotation angle positions[r] * theta^(-2d/head_dim). inverse=true rotates by the negative angle (backward).
+  // rotation angle positions[r] * rope_scaled_inv_freq(theta^(-2d/head_dim), freq) (runtime/rope_frequencies.h).
+  // inverse=true rotates by the negative angle (backward).
   virtual void rope(const float* x, const int32_t* positions, float* out, int64_t rows, int64_t heads,
-                    int64_t head_dim, float theta, bool inverse) = 0;
+                    int64_t head_dim, const RopeFrequencies& freq, bool inverse) = 0;
 
   // ---- attention -----------------------------------------------------------------------------
   // Optional features are asked for with supports(), one general query (as ggml's supports_op), so a new

@@ -66,7 +66,7 @@ class CudaBackend final : public Backend {
   void embedding_backward(const int32_t* ids, const float* gy, float* gtable, int64_t n, int64_t dim,
                           int64_t vocab) override;
   void rope(const float* x, const int32_t* positions, float* out, int64_t rows, int64_t heads, int64_t head_dim,
-            float theta, bool inverse) override;
+            const RopeFrequencies& freq, bool inverse) override;
 
   bool supports(Capability c) const override { return c == Capability::attention_prefix; }
   void attention_forward(const AttentionArgs& args, const float* q, const float* k, const float* v, float* out,

@@ -12,13 +12,13 @@ namespace gtpo::cuda {
 // head_dim is even (the op checks); with an odd one the last element of each head would be left unwritten,
 // as on the CPU.
 void CudaBackend::rope(const float* x, const int32_t* positions, float* out, int64_t rows, int64_t heads,
-                       int64_t head_dim, float theta, bool inverse) {
+                       int64_t head_dim, const RopeFrequencies& freq, bool inverse) {
   const int64_t half = head_dim / 2;
   if (rows <= 0 || heads <= 0 || half <= 0) return;
   if (half > kMaxRopeHalf) fail("cuda rope: head_dim ", head_dim, " is larger than supported (", 2 * kMaxRopeHalf, ")");
   const size_t shared_bytes = rope_shared_bytes(half);
   rope_kernel<<<row_grid(rows), kRopeThreads, shared_bytes, stream_of(*this)>>>(x, positions, out, rows, heads,
-                                                                                head_dim, theta, inverse);
+                                                                                head_dim, freq, inverse);
   GTPO_CUDA_CHECK_LAUNCH();
 }
 

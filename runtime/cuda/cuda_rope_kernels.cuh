@@ -6,6 +6,7 @@
 
 #include "runtime/cuda/cuda_kernel_common.cuh"
 #include "runtime/cuda/cuda_row_math.cuh"
+#include "runtime/rope_frequencies.h"
 
 namespace gtpo::cuda {
 
@@ -18,7 +19,7 @@ constexpr int64_t kMaxRopeHalf = 4096;  // the cos/sin table (2 * half floats) m
 inline size_t rope_shared_bytes(int64_t half) { return static_cast<size_t>(2 * half) * sizeof(float); }
 
 __global__ void rope_kernel(const float* x, const int32_t* positions, float* out, int64_t rows, int64_t heads,
-                            int64_t head_dim, float theta, bool inverse) {
+                            int64_t head_dim, RopeFrequencies freq, bool inverse) {
   GTPO_DYNAMIC_SHARED(float, table);  // cos in [0, half), signed sin in [half, 2 half)
   const int64_t half = head_dim / 2;
   float* cs = table;
@@ -27,7 +28,8 @@ __global__ void rope_kernel(const float* x, const int32_t* positions, float* out
     __syncthreads();  // the previous row's table is no longer read
     const int32_t pos = positions[r];
     for (int64_t d = threadIdx.x; d < half; d += blockDim.x)
-      row_math::rope_cos_sin(pos, row_math::rope_inv_freq(d, head_dim, theta), inverse, &cs[d], &sn[d]);
+      row_math::rope_cos_sin(pos, rope_scaled_inv_freq(row_math::rope_inv_freq(d, head_dim, freq.theta), freq),
+                             inverse, &cs[d], &sn[d]);
     __syncthreads();
     // Each thread reads both elements of a pair before writing them: x == out is safe.
     const int64_t pairs = heads * half;

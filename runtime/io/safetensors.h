@@ -37,7 +37,8 @@ struct SafetensorsEntry {
 
 class SafetensorsFile {
  public:
-  // Reads and validates the whole file. Every problem is a gtpo::Error naming the file (and the tensor).
+  // Maps the file read-only (mmap) and validates it: tensor data is read from the page cache, never copied
+  // whole into memory. Every problem is a gtpo::Error naming the file (and the tensor).
   static SafetensorsFile load(const std::string& path);
   // Same, from bytes already in memory; `label` names the source in error messages.
   static SafetensorsFile parse(std::string bytes, const std::string& label);
@@ -53,11 +54,18 @@ class SafetensorsFile {
 
   // The tensor's values as float: F32 copied, F16 / BF16 / F64 converted. Other dtypes are an error.
   std::vector<float> read_f32(std::string_view name) const;
+  // Same, converted straight into OUT (numel floats), so a caller can fill its own storage without an
+  // intermediate copy.
+  void read_f32_into(std::string_view name, std::span<float> out) const;
 
  private:
   std::string label_;
-  // Shared so entries' string_views stay valid when the file object is copied or moved.
-  std::shared_ptr<const std::string> buffer_;
+  static SafetensorsFile from_buffer(std::shared_ptr<const void> owner, std::string_view bytes,
+                                     const std::string& label);
+
+  // Keeps the bytes alive (a std::string or a mapping), shared so entries' string_views stay valid when the
+  // file object is copied or moved.
+  std::shared_ptr<const void> owner_;
   std::vector<SafetensorsEntry> entries_;
   std::unordered_map<std::string, size_t> index_;
   std::map<std::string, std::string> metadata_;

@@ -6,6 +6,12 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <sstream>
 
 #include "runtime/error.h"
@@ -161,14 +167,49 @@ void check_coverage(const std::vector<Placed>& sorted, uint64_t buffer_size, con
 
 }  // namespace
 
-SafetensorsFile SafetensorsFile::load(const std::string& path) { return parse(read_file(path), path); }
+namespace {
+// A read-only private mapping of a whole file, unmapped when the last SafetensorsFile copy goes.
+struct Mapping {
+  void* address = nullptr;
+  size_t size = 0;
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  Mapping(void* a, size_t s) : address(a), size(s) {}
+  ~Mapping() {
+    if (address != nullptr) munmap(address, size);
+  }
+};
+}  // namespace
+
+SafetensorsFile SafetensorsFile::load(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  GTPO_CHECK(fd >= 0, "safetensors file '", path, "': cannot open: ", std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+    ::close(fd);
+    return parse(read_file(path), path);  // empty or special files: the ordinary read reports them
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  void* address = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int map_errno = errno;
+  ::close(fd);  // the mapping keeps the file's pages reachable
+  GTPO_CHECK(address != MAP_FAILED, "safetensors file '", path, "': cannot map it: ", std::strerror(map_errno));
+  auto mapping = std::make_shared<const Mapping>(address, size);
+  return from_buffer(mapping, std::string_view(static_cast<const char*>(address), size), path);
+}
 
 SafetensorsFile SafetensorsFile::parse(std::string bytes, const std::string& label) {
+  auto owned = std::make_shared<const std::string>(std::move(bytes));
+  const std::string_view view(*owned);
+  return from_buffer(std::move(owned), view, label);
+}
+
+SafetensorsFile SafetensorsFile::from_buffer(std::shared_ptr<const void> owner, std::string_view buf,
+                                             const std::string& label) {
   const std::string where = "safetensors file '" + label + "': ";
   SafetensorsFile file;
   file.label_ = label;
-  file.buffer_ = std::make_shared<const std::string>(std::move(bytes));
-  const std::string& buf = *file.buffer_;
+  file.owner_ = std::move(owner);
 
   GTPO_CHECK(buf.size() >= 8, where, "file is ", buf.size(),
              " bytes, too short for the 8-byte header length");
@@ -203,7 +244,7 @@ SafetensorsFile SafetensorsFile::parse(std::string bytes, const std::string& lab
 
   file.entries_.reserve(placed.size());
   for (Placed& p : placed) {
-    p.entry.bytes = std::string_view(buf).substr(data_start + p.begin, p.end - p.begin);
+    p.entry.bytes = buf.substr(data_start + p.begin, p.end - p.begin);
     file.index_.emplace(p.entry.name, file.entries_.size());
     file.entries_.push_back(std::move(p.entry));
   }
@@ -222,9 +263,16 @@ const SafetensorsEntry& SafetensorsFile::at(std::string_view name) const {
 }
 
 std::vector<float> SafetensorsFile::read_f32(std::string_view name) const {
+  std::vector<float> out(static_cast<size_t>(at(name).numel()));
+  read_f32_into(name, out);
+  return out;
+}
+
+void SafetensorsFile::read_f32_into(std::string_view name, std::span<float> out) const {
   const SafetensorsEntry& e = at(name);
   const size_t n = static_cast<size_t>(e.numel());
-  std::vector<float> out(n);
+  GTPO_CHECK(out.size() == n, "safetensors file '", label_, "': tensor '", e.name, "' has ", n,
+             " elements, the destination ", out.size());
   const char* src = e.bytes.data();
   // memcpy per element: the data has no alignment guarantee inside the loaded buffer.
   if (e.dtype == "F32") {
@@ -246,7 +294,6 @@ std::vector<float> SafetensorsFile::read_f32(std::string_view name) const {
     fail("safetensors file '", label_, "': tensor '", e.name, "' has dtype ", e.dtype,
          "; read_f32 reads only F32, F16, BF16 and F64");
   }
-  return out;
 }
 
 }  // namespace gtpo::io

@@ -12,13 +12,13 @@ namespace {
 struct RopeBackward final : Node {
   SavedTensor positions;
   Shape x_shape;
-  float theta = 0.0f;
+  RopeFrequencies freq;
   const char* name() const override { return "RopeBackward"; }
   std::vector<Tensor> apply(const std::vector<Tensor>& grads) override {
     const Tensor& gy = grads[0];
     Tensor pos = positions.unpack(name());
     Tensor gx = Tensor::empty(x_shape, gy.device());
-    gy.backend().rope(gy.data(), pos.data_i32(), gx.data(), x_shape[0] * x_shape[1], x_shape[2], x_shape[3], theta,
+    gy.backend().rope(gy.data(), pos.data_i32(), gx.data(), x_shape[0] * x_shape[1], x_shape[2], x_shape[3], freq,
                       true);
     return {gx};
   }
@@ -27,7 +27,7 @@ struct RopeBackward final : Node {
 
 }  // namespace
 
-Tensor rope(const Tensor& x, const Tensor& positions, float theta) {
+Tensor rope(const Tensor& x, const Tensor& positions, const RopeFrequencies& freq) {
   detail::check_f32("rope", x, "x");
   detail::check_i32("rope", positions, "positions");
   detail::check_same_device("rope", x, positions);
@@ -37,15 +37,18 @@ Tensor rope(const Tensor& x, const Tensor& positions, float theta) {
              " in x ", s);
   GTPO_CHECK(positions.shape() == Shape({s[0], s[1]}), "rope: positions must be [B, T] = [", s[0], ", ", s[1],
              "] to match x ", s, ", got ", positions.describe());
-  GTPO_CHECK(std::isfinite(theta) && theta > 0.0f, "rope: theta must be a positive finite base, got ", theta);
+  GTPO_CHECK(std::isfinite(freq.theta) && freq.theta > 0.0f, "rope: theta must be a positive finite base, got ",
+             freq.theta);
+  GTPO_CHECK(freq.scaling == RopeScaling::none || (std::isfinite(freq.factor) && freq.factor > 0.0),
+             "rope: the scaling factor must be a positive finite number, got ", freq.factor);
 
   Tensor out = Tensor::empty(s, x.device());
-  x.backend().rope(x.data(), positions.data_i32(), out.data(), s[0] * s[1], s[2], s[3], theta, false);
+  x.backend().rope(x.data(), positions.data_i32(), out.data(), s[0] * s[1], s[2], s[3], freq, false);
   if (should_record({&x})) {
     auto node = std::make_shared<RopeBackward>();
     node->positions = SavedTensor(positions);
     node->x_shape = s;
-    node->theta = theta;
+    node->freq = freq;
     attach_node(node, {&x}, {&out});
   }
   return out;

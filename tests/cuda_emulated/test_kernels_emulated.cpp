@@ -34,6 +34,8 @@ using gtpo::BinaryOp;
 using gtpo::BinaryPlan;
 using gtpo::BroadcastMode;
 using gtpo::UnaryOp;
+using gtpo::RopeFrequencies;
+using gtpo::RopeScaling;
 
 static const float kNaN = std::numeric_limits<float>::quiet_NaN();
 static const float kInf = std::numeric_limits<float>::infinity();
@@ -252,12 +254,12 @@ struct EmuBackend {
 
   // cuda_rope.cu
   void rope(const float* x, const int32_t* positions, float* out, int64_t rows, int64_t heads,
-            int64_t head_dim, float theta, bool inverse) {
+            int64_t head_dim, const RopeFrequencies& freq, bool inverse) {
     const int64_t half = head_dim / 2;
     if (rows <= 0 || heads <= 0 || half <= 0) return;
     if (half > K::kMaxRopeHalf) emu::die("rope: head_dim too large");
     launch(K::rope_kernel, K::row_grid(rows), 1, K::kRopeThreads, K::rope_shared_bytes(half), x, positions,
-           out, rows, heads, head_dim, theta, inverse);
+           out, rows, heads, head_dim, RopeFrequencies(freq), inverse);
   }
 
   // cuda_losses.cu
@@ -660,6 +662,26 @@ void rope_cases() {
               be.rope(inplace.data(), pos.data(), inplace.data(), s.rows, s.heads, s.head_dim, s.theta,
                       inverse);
               return Outs{D(out), D(inplace)};
+            });
+    }
+  }
+  // The frequency rescalings (runtime/rope_frequencies.h), written once for host and device.
+  for (RopeScaling kind : {RopeScaling::linear, RopeScaling::llama3}) {
+    RopeFrequencies f(500000.0f);
+    f.scaling = kind;
+    f.factor = 8.0;
+    f.original_max_position = 64.0;
+    const int64_t rows = 5, heads = 3, head_dim = 64;
+    const size_t n = rows * heads * head_dim;
+    const std::vector<float> x = uniform(n, -2, 2);
+    const std::vector<int32_t> pos = ints(rows, 0, 4095);
+    for (bool inverse : {false, true}) {
+      check(std::string(kind == RopeScaling::linear ? "linear" : "llama3") + " scaling" +
+                (inverse ? " inverse" : ""),
+            -1, [&](auto& be) {
+              std::vector<float> out = poisoned(n);
+              be.rope(x.data(), pos.data(), out.data(), rows, heads, head_dim, f, inverse);
+              return Outs{D(out)};
             });
     }
   }

@@ -98,8 +98,12 @@ TEST_CASE("checkpoint: corrupt, truncated and mismatched files give clear errors
     CHECK_THROWS_WITH(load_model(dir), Contains("model.hidden_size: expected integer >= 1, got 'abc'"));
   }
   SECTION("missing config") {
+    const std::string yaml = model_config_to_yaml(load_model(dir).model->config());
     std::filesystem::remove(dir + "/config.yaml");
-    CHECK_THROWS_WITH(load_model(dir), Contains("config.yaml is missing"));
+    // Without gtpo's config.yaml the directory is read as a Hugging Face one, through config.json.
+    CHECK(model_config_to_yaml(load_model(dir).model->config()) == yaml);
+    std::filesystem::remove(dir + "/config.json");
+    CHECK_THROWS_WITH(load_model(dir), Contains("neither config.yaml (a gtpo checkpoint) nor config.json"));
   }
   SECTION("not a directory") { CHECK_THROWS_WITH(load_model(dir + "/nope"), Contains("is not a directory")); }
   std::filesystem::remove_all(dir);

@@ -391,7 +391,10 @@ train: {out_dir: "runs/with space: and #hash", seed: 42}
   for (const ConfigKeyDoc& d : config_reference()) {
     const auto dot = d.key.find('.');
     const std::string name = d.key.substr(dot + 1);
-    if (d.key == "model.rms_norm_eps" || d.key == "model.rope_theta" || d.key == "model.attention_bias")
+    // Keys of other architectures, and those written only when set (so checkpoints of models without them
+    // keep their config.yaml): this model is a gpt2.
+    if (d.key == "model.rms_norm_eps" || d.key == "model.rope_theta" || d.key == "model.attention_bias" ||
+        d.key == "model.mlp_bias" || d.key == "model.head_dim" || d.key.rfind("model.rope_scaling_", 0) == 0)
       continue;
     INFO(d.key);
     if (name.find("[].") != std::string::npos)  // a list's item rows: the list is there (here: empty)

@@ -190,3 +190,86 @@ TEST_CASE("rope: every backend agrees with the CPU", "[ops][rope][backends][ops_
     return std::vector<Tensor>{ops::rope(in[0], in[1], 10000.0f)};
   }, {x, positions}, 1e-5);
 }
+
+namespace {
+// Hugging Face's rope_scaling rules written out independently of runtime/rope_frequencies.h: "linear"
+// divides every inv_freq by the factor; "llama3" (_compute_llama3_parameters) keeps wavelengths below
+// original/high_freq_factor, divides those above original/low_freq_factor, and blends in between.
+std::vector<float> hf_scaled_rope(const std::vector<float>& x, const std::vector<int32_t>& pos, int64_t bt,
+                                  int64_t h, int64_t d, double theta, const RopeFrequencies& f) {
+  std::vector<float> out(x.size());
+  const int64_t half = d / 2;
+  std::vector<double> inv(static_cast<size_t>(half));
+  for (int64_t i = 0; i < half; ++i) {
+    const double base = 1.0 / std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(d));
+    double v = base;
+    if (f.scaling == RopeScaling::linear) v = base / f.factor;
+    if (f.scaling == RopeScaling::llama3) {
+      const double wavelen = 2 * M_PI / base;
+      const double low_wl = f.original_max_position / f.low_freq_factor;
+      const double high_wl = f.original_max_position / f.high_freq_factor;
+      const double divided = wavelen > low_wl ? base / f.factor : base;
+      const double smooth = (f.original_max_position / wavelen - f.low_freq_factor) /
+                            (f.high_freq_factor - f.low_freq_factor);
+      const bool medium = !(wavelen < high_wl) && !(wavelen > low_wl);
+      v = medium ? (1 - smooth) * divided / f.factor + smooth * divided : divided;
+    }
+    inv[static_cast<size_t>(i)] = v;
+  }
+  for (int64_t r = 0; r < bt; ++r)
+    for (int64_t hh = 0; hh < h; ++hh) {
+      const float* xi = &x[static_cast<size_t>((r * h + hh) * d)];
+      for (int64_t j = 0; j < d; ++j) {
+        const double emb = pos[static_cast<size_t>(r)] * inv[static_cast<size_t>(j % half)];
+        const double rotated = j < half ? -static_cast<double>(xi[j + half]) : static_cast<double>(xi[j - half]);
+        out[static_cast<size_t>((r * h + hh) * d + j)] =
+            static_cast<float>(xi[j] * std::cos(emb) + rotated * std::sin(emb));
+      }
+    }
+  return out;
+}
+
+RopeFrequencies scaled(RopeScaling kind, float theta, double factor) {
+  RopeFrequencies f(theta);
+  f.scaling = kind;
+  f.factor = factor;
+  f.low_freq_factor = 1.0;
+  f.high_freq_factor = 4.0;
+  f.original_max_position = 64.0;  // small, so a head of 32 has kept, blended and divided frequencies
+  return f;
+}
+}  // namespace
+
+TEST_CASE("rope: linear and llama3 scaling match Hugging Face's frequency rules (2e-6 abs)",
+          "[ops][rope][ops_embed]") {
+  const int64_t B = 2, T = 9, H = 2, D = 32;
+  Tensor x = random_tensor(Shape{B, T, H, D}, 40, -1, 1);
+  std::vector<int32_t> pos(static_cast<size_t>(B * T));
+  for (size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<int32_t>((i * 331) % 2000);
+  Tensor positions = Tensor::from_ints(pos, Shape{B, T});
+  for (RopeScaling kind : {RopeScaling::linear, RopeScaling::llama3}) {
+    const RopeFrequencies f = scaled(kind, 10000.0f, 8.0);
+    INFO("scaling " << static_cast<int>(kind));
+    const std::vector<float> got = ops::rope(x, positions, f).to_vector();
+    CHECK(max_abs_diff(got, hf_scaled_rope(x.to_vector(), pos, B * T, H, D, 10000.0, f)) < 2e-6);
+    // Scaling really changes the result (no silent fallback to the unscaled rotation).
+    CHECK(max_abs_diff(got, ops::rope(x, positions, 10000.0f).to_vector()) > 1e-2);
+  }
+  // Linear scaling by f is the unscaled rotation at position / f.
+  Tensor even = Tensor::from_ints({0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68}, Shape{B, T});
+  Tensor quarter = Tensor::from_ints({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}, Shape{B, T});
+  CHECK(max_abs_diff(ops::rope(x, even, scaled(RopeScaling::linear, 10000.0f, 4.0)).to_vector(),
+                     ops::rope(x, quarter, 10000.0f).to_vector()) < 1e-6);
+  CHECK_THROWS_WITH(ops::rope(x, positions, scaled(RopeScaling::linear, 10000.0f, 0.0)),
+                    Contains("rope: the scaling factor must be a positive finite number"));
+}
+
+TEST_CASE("rope: scaled gradient is the inverse rotation (gradcheck 2e-3 abs + 2e-2 rel, h = 1e-2)",
+          "[ops][rope][grad][ops_embed]") {
+  Tensor x = random_tensor(Shape{2, 3, 2, 16}, 41, -1, 1, true);
+  Tensor positions = Tensor::from_ints({0, 1, 7, 100, 4095, 3}, Shape{2, 3});
+  for (RopeScaling kind : {RopeScaling::linear, RopeScaling::llama3}) {
+    const RopeFrequencies f = scaled(kind, 500.0f, 4.0);
+    CHECK(gradcheck([&](const std::vector<Tensor>& in) { return ops::rope(in[0], positions, f); }, {x}) == 0);
+  }
+}
