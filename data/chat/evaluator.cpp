@@ -105,6 +105,16 @@ class Renderer {
     throw TemplateError(os.str());
   }
 
+  // Bounds the C++ recursion of exec/eval (macros calling macros inside deep blocks): an error, not a crash.
+  struct DepthGuard {
+    Renderer& r;
+    DepthGuard(Renderer& renderer, int line) : r(renderer) {
+      if (++r.depth_ > r.limits_.max_depth)
+        r.error(line, "evaluation nested deeper than ", r.limits_.max_depth, " (RenderLimits::max_depth)");
+    }
+    ~DepthGuard() { --r.depth_; }
+  };
+
   void step(int line) {
     if (++steps_ > limits_.max_steps)
       error(line, "the template ran more than ", limits_.max_steps, " steps (RenderLimits::max_steps)");
@@ -127,6 +137,7 @@ class Renderer {
 
   Flow exec_one(const Stmt& s, Scope& scope, std::string& out) {
     step(s.line);
+    DepthGuard guard(*this, s.line);
     try {
       switch (s.kind) {
         case Stmt::Kind::Text: append(out, s.text, s.line); return Flow::Normal;
@@ -256,7 +267,7 @@ class Renderer {
     frame.vars["kwargs"] = Value::from_dict(std::move(extra_kwargs));
     ++call_depth_;
     std::string out;
-    exec(m.body, frame, out);
+    exec(m.body, frame, out);  // an error ends the whole render, so no unwinding of the count is needed
     --call_depth_;
     return Value::from_string(std::move(out));
   }
@@ -286,6 +297,7 @@ class Renderer {
 
   Value eval(const Expr& e, Scope& scope) {
     step(e.line);
+    DepthGuard guard(*this, e.line);
     try {
       Value v = eval_inner(e, scope);
       if (v.is_string()) {
@@ -410,6 +422,7 @@ class Renderer {
   uint64_t steps_ = 0;
   std::size_t produced_ = 0;
   int call_depth_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

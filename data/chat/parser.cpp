@@ -93,6 +93,10 @@ class Parser {
     next();
   }
 
+  void chain_step(int& chain, int line) {
+    if (depth_ + ++chain > kMaxNesting) error(line, "expression nested or chained deeper than ", kMaxNesting, " levels");
+  }
+
   struct DepthGuard {
     Parser& p;
     explicit DepthGuard(Parser& parser, int line) : p(parser) {
@@ -339,7 +343,9 @@ class Parser {
 
   ExprPtr parse_or() {
     ExprPtr left = parse_and();
+    int chain = 0;  // a left-deep tree grows here without recursion: bound its depth too
     while (is_name("or")) {
+      chain_step(chain, peek().line);
       const int line = next().line;
       left = binary(Expr::Kind::Or, std::move(left), parse_and(), line);
     }
@@ -348,7 +354,9 @@ class Parser {
 
   ExprPtr parse_and() {
     ExprPtr left = parse_not();
+    int chain = 0;
     while (is_name("and")) {
+      chain_step(chain, peek().line);
       const int line = next().line;
       left = binary(Expr::Kind::And, std::move(left), parse_not(), line);
     }
@@ -392,7 +400,9 @@ class Parser {
 
   ExprPtr parse_math1() {
     ExprPtr left = parse_concat();
+    int chain = 0;
     while (is_op("+") || is_op("-")) {
+      chain_step(chain, peek().line);
       const Token& op = next();
       left = binary(Expr::Kind::Binary, std::move(left), parse_concat(), op.line, op.text);
     }
@@ -401,7 +411,9 @@ class Parser {
 
   ExprPtr parse_concat() {
     ExprPtr left = parse_math2();
+    int chain = 0;
     while (is_op("~")) {
+      chain_step(chain, peek().line);
       const int line = next().line;
       left = binary(Expr::Kind::Binary, std::move(left), parse_math2(), line, "~");
     }
@@ -410,7 +422,9 @@ class Parser {
 
   ExprPtr parse_math2() {
     ExprPtr left = parse_pow();
+    int chain = 0;
     while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
+      chain_step(chain, peek().line);
       const Token& op = next();
       left = binary(Expr::Kind::Binary, std::move(left), parse_pow(), op.line, op.text);
     }
@@ -419,7 +433,9 @@ class Parser {
 
   ExprPtr parse_pow() {
     ExprPtr left = parse_unary(true);
+    int chain = 0;
     while (is_op("**")) {
+      chain_step(chain, peek().line);
       const int line = next().line;
       left = binary(Expr::Kind::Binary, std::move(left), parse_unary(true), line, "**");
     }
@@ -542,7 +558,9 @@ class Parser {
   }
 
   ExprPtr parse_postfix(ExprPtr node) {
+    int chain = 0;
     while (true) {
+      chain_step(chain, peek().line);
       const int line = peek().line;
       if (is_op(".")) {
         next();
@@ -606,7 +624,9 @@ class Parser {
   }
 
   ExprPtr parse_filter_chain(ExprPtr node) {
+    int chain = 0;
     while (skip_op("|")) {
+      chain_step(chain, peek().line);
       const int line = peek().line;
       auto f = make(Expr::Kind::Filter, line);
       f->name = expect_name("a filter name after '|'");
@@ -618,7 +638,9 @@ class Parser {
   }
 
   ExprPtr parse_filter_expr(ExprPtr node) {
+    int chain = 0;
     while (true) {
+      chain_step(chain, peek().line);
       if (is_op("|")) {
         node = parse_filter_chain(std::move(node));
       } else if (is_name("is")) {

@@ -10,7 +10,7 @@
 
 namespace gtpo::data::chat {
 
-inline constexpr int kMaxNesting = 200;
+inline constexpr int kMaxNesting = 100;
 
 Body parse_template(const std::vector<Token>& tokens, const std::string& label);
 

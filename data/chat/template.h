@@ -18,7 +18,8 @@ struct RenderLimits {
   std::size_t max_output_bytes = 16u << 20;  // the rendered text, and any one string built on the way
   uint64_t max_steps = 20'000'000;           // statements + expressions evaluated + loop iterations
   std::size_t max_string_bytes = 512u << 20; // bytes of all strings expressions produced, summed
-  int max_call_depth = 64;                   // nested macro calls
+  int max_call_depth = 32;                   // nested macro calls
+  int max_depth = 1000;                      // nested evaluations (statements in statements, expressions, calls)
 };
 
 using Variables = std::vector<std::pair<std::string, Value>>;

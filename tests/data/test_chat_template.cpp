@@ -168,6 +168,19 @@ TEST_CASE("chat template limits turn hostile templates into errors", "[chat]") {
   CHECK_THAT(error_of("{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}", "t"), Contains("nested deeper"));
   CHECK_THAT(error_of("{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}", "t"),
              Contains("nesting deeper"));
+  std::string blocks, ends;
+  for (int i = 0; i < 150; ++i) blocks += "{% if true %}", ends += "{% endif %}";
+  CHECK_THAT(error_of(blocks + ends, "t"), Contains("deeper than 100 levels"));
+  std::string deep_macro = "{% macro f(n) %}", close;
+  for (int i = 0; i < 60; ++i) deep_macro += "{% if true %}", close += "{% endif %}";
+  CHECK_THAT(error_of(deep_macro + "{{ f(n) }}" + close + "{% endmacro %}{{ f(1) }}", "t"),
+             Contains("evaluation nested deeper than 1000"));
+  std::string chain = "{{ x";
+  for (int i = 0; i < 5000; ++i) chain += ".a";
+  CHECK_THAT(error_of(chain + " }}", "t"), Contains("chained deeper"));
+  std::string sum = "{{ 1";
+  for (int i = 0; i < 5000; ++i) sum += " + 1";
+  CHECK_THAT(error_of(sum + " }}", "t"), Contains("chained deeper"));
   CHECK_THAT(error_of("{% set ns = namespace(x=[]) %}{% for i in range(1000) %}{% set ns.x = [ns.x] %}{% endfor %}", "t"),
              Contains("nested deeper"));
   CHECK_THAT(error_of("{% set ns = namespace(s='xxxxxxxxxxxxxxxx') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}"
