@@ -77,6 +77,15 @@ std::vector<chat::ChatMessage> conversation_of(const JsonLine& line, const std::
   return messages;
 }
 
+// A plain prompt through FORMAT; a template that fails names this row.
+std::string plain_prompt(const JsonLine& line, const chat::PromptFormat& format, const std::string& prompt) {
+  try {
+    return format.plain(prompt);
+  } catch (const Error& e) {
+    fail_at(line, e.what());
+  }
+}
+
 }  // namespace
 
 Problem problem_from_json(const JsonLine& line, const chat::PromptFormat& format) {
@@ -93,7 +102,7 @@ Problem problem_from_json(const JsonLine& line, const chat::PromptFormat& format
   } else if (line.value.contains("question")) {
     const std::string question = require_string(line, "question");
     const std::string answer_text = require_string(line, "answer");
-    p.prompt = format.transforms_plain() ? format.plain(question) : question + "\n";
+    p.prompt = format.transforms_plain() ? plain_prompt(line, format, question) : question + "\n";
     p.answer = gsm8k_final_answer(line, answer_text);
     // The reasoning before "####" becomes the solution, ending in the canonical answer line.
     const std::string reasoning = trimmed(strip_calculator_annotations(answer_text.substr(0, answer_text.rfind(kAnswerMarker))));
@@ -101,7 +110,7 @@ Problem problem_from_json(const JsonLine& line, const chat::PromptFormat& format
   } else if (line.value.contains("prompt")) {
     const std::string prompt = require_string(line, "prompt");
     if (prompt.empty()) fail_at(line, "empty prompt");
-    p.prompt = format.plain(prompt);
+    p.prompt = plain_prompt(line, format, prompt);
     read_answer(line, p);
     p.reference_solution = optional_string(line, "solution").value_or("#### " + p.answer);
   } else {

@@ -127,6 +127,9 @@ TEST_CASE("prompt.template errors name the key, the file and the line", "[prompt
   CHECK_THROWS_WITH(ProblemSource::from_files(data, data, prompt_format(raising, "")),
                     Contains(data + ":1: rendering the conversation with " + raising + ": " + raising +
                              ":1: raise_exception: no system role"));
+  const std::string plain_rows = dir.write("p.jsonl", R"({"prompt": "fine", "answer": 1})" "\n");
+  CHECK_THROWS_WITH(ProblemSource::from_files(plain_rows, plain_rows, prompt_format(raising, "")),
+                    Contains(plain_rows + ":1: a plain prompt: rendering the conversation with " + raising));
   const std::string bad_rows = dir.write("rows.jsonl", R"({"messages": [{"content": "x"}], "answer": 1})" "\n");
   CHECK_THROWS_WITH(ProblemSource::from_files(bad_rows, bad_rows, prompt_format(dir.write("t.jinja", kChatMl), "")),
                     Contains(bad_rows + ":1: field 'messages': message 0 needs a string 'role'"));
