@@ -13,6 +13,7 @@
 #include "data/tasks/registry.h"
 #include "model/checkpoint.h"
 #include "rl/evaluate.h"
+#include "rl/prompt_template.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"
 
@@ -33,11 +34,15 @@ const std::vector<FlagSpec> kFlags = {
     device_flag("cpu")};
 
 // The problems: --data, --task (with the run's own options when it is the run's task), or the run's task.
-std::unique_ptr<rl::ProblemSource> problem_source(const Args& args, const std::optional<rl::RunConfig>& run) {
+// Prompts are rendered as the run rendered them: its prompt.template, else the checkpoint's chat template.
+std::unique_ptr<rl::ProblemSource> problem_source(const Args& args, const std::optional<rl::RunConfig>& run,
+                                                  const std::string& checkpoint_dir) {
   GTPO_CHECK(!(args.has("--data") && args.has("--task")), "eval: give at most one of --data and --task");
+  const data::chat::PromptFormat format =
+      rl::prompt_format(run ? run->prompt.template_path_or_pattern : "", checkpoint_dir);
   if (args.has("--data")) {
     const std::string file = args.get("--data", "");
-    return std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_files(file, file));
+    return std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_files(file, file, format));
   }
   GTPO_CHECK(args.has("--task") || run.has_value(),
              "eval: give --data or --task (this checkpoint has no run_config.yaml to take the task from)");
@@ -45,7 +50,8 @@ std::unique_ptr<rl::ProblemSource> problem_source(const Args& args, const std::o
   const bool runs_task = run && run->task.name == name;
   if (runs_task && !run->task.test_file.empty() && args.overrides().empty()) {
     std::fprintf(stderr, "eval: the run's test file %s\n", run->task.test_file.c_str());
-    return std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_files(run->task.test_file, run->task.test_file));
+    return std::make_unique<rl::ProblemSource>(
+        rl::ProblemSource::from_files(run->task.test_file, run->task.test_file, format));
   }
   data::TaskOptions options = runs_task ? run->task.options : data::TaskOptions{};
   if (runs_task && !options.values().empty()) {
@@ -54,7 +60,7 @@ std::unique_ptr<rl::ProblemSource> problem_source(const Args& args, const std::o
     std::fprintf(stderr, "eval: task %s with the run's options %s\n", name.c_str(), text.c_str());
   }
   for (const auto& [k, v] : args.overrides()) options.set(k.rfind("task.", 0) == 0 ? k.substr(5) : k, v);
-  return std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_task(data::make_task(name, options), 0));
+  return std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_task(data::make_task(name, options), 0, format));
 }
 }  // namespace
 
@@ -76,7 +82,7 @@ int run_eval(int argc, char** argv) {
   CheckpointInput in = load_checkpoint_input(args, device, "eval");
   model::LoadedModel& m = in.loaded;
   GTPO_CHECK(m.tokenizer != nullptr, "eval: the checkpoint has no tokenizer");
-  std::unique_ptr<rl::ProblemSource> source = problem_source(args, in.run_config);
+  std::unique_ptr<rl::ProblemSource> source = problem_source(args, in.run_config, in.dir);
   rl::EvalOptions o;
   if (in.run_config) {
     o = rl::eval_options(*in.run_config);

@@ -11,6 +11,7 @@
 #include "data/tasks/registry.h"
 #include "data/tokenizer/char_tokenizer.h"
 #include "model/checkpoint.h"
+#include "rl/prompt_template.h"
 #include "rl/run_checks.h"
 #include "runtime/error.h"
 
@@ -61,11 +62,13 @@ RunObjects build_run(rl::RunConfig& c) {
   prepare_device(c.train.device, BackendOptions{c.train.matmul_precision, c.train.deterministic});
   RunObjects run;
   bool tokenizer_from_checkpoint = false;
+  const data::chat::PromptFormat format = rl::prompt_format_for_run(c);
   if (!c.task.train_file.empty())
-    run.source = std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_files(c.task.train_file, c.task.test_file));
+    run.source =
+        std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_files(c.task.train_file, c.task.test_file, format));
   else
     run.source = std::make_unique<rl::ProblemSource>(
-        rl::ProblemSource::from_task(data::make_task(c.task.name, c.task.options), c.train.seed));
+        rl::ProblemSource::from_task(data::make_task(c.task.name, c.task.options), c.train.seed, format));
 
   if (!c.train.init_from.empty()) {
     model::LoadedModel loaded = model::load_model(c.train.init_from, c.train.device);

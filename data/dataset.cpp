@@ -50,31 +50,71 @@ std::string gsm8k_final_answer(const JsonLine& where, const std::string& answer_
   return answer;
 }
 
-Problem problem_from_json(const JsonLine& line) {
+namespace {
+
+void read_answer(const JsonLine& line, Problem& p) {
+  const auto& answer = require_field(line, "answer");
+  if (answer.is_string()) {
+    p.answer = canonical_answer(answer.get<std::string>());
+  } else if (answer.is_number()) {
+    p.answer = canonical_answer(answer.dump());
+  } else {
+    fail_at(line, "field 'answer' must be a string or a number (got ", json_type_name(answer), ")");
+  }
+  if (p.answer.empty()) fail_at(line, "field 'answer' is empty");
+}
+
+// The conversation of field KEY; a final assistant turn of "messages" becomes the reference solution.
+std::vector<chat::ChatMessage> conversation_of(const JsonLine& line, const std::string& key, Problem& p) {
+  const std::string where = line.source + ":" + std::to_string(line.line) + ": field '" + key + "'";
+  std::vector<chat::ChatMessage> messages = chat::messages_from_json(nlohmann::ordered_json(line.value[key]), where);
+  if (messages.empty()) fail_at(line, "field '", key, "' holds no messages");
+  if (key == "messages" && messages.back().role == "assistant") {
+    if (messages.back().content) p.reference_solution = *messages.back().content;
+    messages.pop_back();
+    if (messages.empty()) fail_at(line, "field 'messages' holds only the assistant's answer, no prompt");
+  }
+  return messages;
+}
+
+// A plain prompt through FORMAT; a template that fails names this row.
+std::string plain_prompt(const JsonLine& line, const chat::PromptFormat& format, const std::string& prompt) {
+  try {
+    return format.plain(prompt);
+  } catch (const Error& e) {
+    fail_at(line, e.what());
+  }
+}
+
+}  // namespace
+
+Problem problem_from_json(const JsonLine& line, const chat::PromptFormat& format) {
   Problem p;
   p.task = "jsonl";
-  if (line.value.contains("question")) {
+  const std::string where = line.source + ":" + std::to_string(line.line);
+  if (line.value.contains("messages") || (line.value.contains("prompt") && line.value["prompt"].is_array())) {
+    const std::string key = line.value.contains("messages") ? "messages" : "prompt";
+    if (!format.has_template()) chat::fail_no_chat_template(where + ": field '" + key + "'");
+    const std::vector<chat::ChatMessage> messages = conversation_of(line, key, p);
+    p.prompt = format.conversation(messages, where);
+    read_answer(line, p);
+    if (p.reference_solution.empty()) p.reference_solution = optional_string(line, "solution").value_or("#### " + p.answer);
+  } else if (line.value.contains("question")) {
     const std::string question = require_string(line, "question");
     const std::string answer_text = require_string(line, "answer");
-    p.prompt = question + "\n";
+    p.prompt = format.transforms_plain() ? plain_prompt(line, format, question) : question + "\n";
     p.answer = gsm8k_final_answer(line, answer_text);
     // The reasoning before "####" becomes the solution, ending in the canonical answer line.
     const std::string reasoning = trimmed(strip_calculator_annotations(answer_text.substr(0, answer_text.rfind(kAnswerMarker))));
     p.reference_solution = (reasoning.empty() ? "" : reasoning + "\n") + "#### " + p.answer;
   } else if (line.value.contains("prompt")) {
-    p.prompt = require_string(line, "prompt");
-    const auto& answer = require_field(line, "answer");
-    if (answer.is_string()) {
-      p.answer = canonical_answer(answer.get<std::string>());
-    } else if (answer.is_number()) {
-      p.answer = canonical_answer(answer.dump());
-    } else {
-      fail_at(line, "field 'answer' must be a string or a number (got ", json_type_name(answer), ")");
-    }
-    if (p.answer.empty()) fail_at(line, "field 'answer' is empty");
+    const std::string prompt = require_string(line, "prompt");
+    if (prompt.empty()) fail_at(line, "empty prompt");
+    p.prompt = plain_prompt(line, format, prompt);
+    read_answer(line, p);
     p.reference_solution = optional_string(line, "solution").value_or("#### " + p.answer);
   } else {
-    fail_at(line, "expected a 'prompt' field (or GSM8K's 'question')");
+    fail_at(line, "expected a 'prompt' field (or GSM8K's 'question'), or a conversation in 'messages'");
   }
   if (p.prompt.empty() || p.prompt == "\n") fail_at(line, "empty prompt");
   p.key = p.prompt;
@@ -97,9 +137,9 @@ Problem problem_from_json(const JsonLine& line) {
   return p;
 }
 
-std::vector<Problem> load_problems(const std::string& path) {
+std::vector<Problem> load_problems(const std::string& path, const chat::PromptFormat& format) {
   std::vector<Problem> out;
-  for (const JsonLine& line : read_jsonl(path)) out.push_back(problem_from_json(line));
+  for (const JsonLine& line : read_jsonl(path)) out.push_back(problem_from_json(line, format));
   return out;
 }
 

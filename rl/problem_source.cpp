@@ -7,17 +7,20 @@
 
 namespace gtpo::rl {
 
-ProblemSource ProblemSource::from_task(std::unique_ptr<data::Task> task, uint64_t seed) {
+ProblemSource ProblemSource::from_task(std::unique_ptr<data::Task> task, uint64_t seed,
+                                       const data::chat::PromptFormat& format) {
   ProblemSource s;
   s.task_ = std::move(task);
   s.seed_ = seed;
+  s.format_ = format;
   return s;
 }
 
-ProblemSource ProblemSource::from_files(const std::string& train_path, const std::string& test_path) {
+ProblemSource ProblemSource::from_files(const std::string& train_path, const std::string& test_path,
+                                        const data::chat::PromptFormat& format) {
   ProblemSource s;
-  s.train_ = data::load_problems(train_path);
-  s.test_ = data::load_problems(test_path);
+  s.train_ = data::load_problems(train_path, format);
+  s.test_ = data::load_problems(test_path, format);
   GTPO_CHECK(!s.train_.empty(), train_path, ": no problems");
   GTPO_CHECK(!s.test_.empty(), test_path, ": no problems");
   for (const auto* set : {&s.train_, &s.test_})
@@ -26,14 +29,21 @@ ProblemSource ProblemSource::from_files(const std::string& train_path, const std
   return s;
 }
 
+namespace {
+data::Problem formatted(data::Problem p, const data::chat::PromptFormat& format) {
+  if (format.transforms_plain()) p.prompt = format.plain(p.prompt);
+  return p;
+}
+}  // namespace
+
 data::Problem ProblemSource::train(uint64_t index) const {
-  if (task_) return task_->generate(seed_, data::Split::train, index);
+  if (task_) return formatted(task_->generate(seed_, data::Split::train, index), format_);
   return train_[index % train_.size()];
 }
 
 data::Problem ProblemSource::test(uint64_t index) const {
   // The test stream does not depend on the training seed: every run evaluates on the same problems.
-  if (task_) return task_->generate(0, data::Split::test, index);
+  if (task_) return formatted(task_->generate(0, data::Split::test, index), format_);
   return test_[index % test_.size()];
 }
 
@@ -49,7 +59,9 @@ data::Verdict ProblemSource::check(const data::Problem& problem, std::string_vie
 }
 
 std::string ProblemSource::alphabet() const {
-  if (task_) return task_->alphabet();
+  // A format adds its own characters: rendering the alphabet itself shows them (char tokenizers need them).
+  if (task_) return format_.transforms_plain() ? data::sorted_unique_chars(task_->alphabet() + format_.plain(task_->alphabet()))
+                                               : task_->alphabet();
   std::string all;
   for (const auto* set : {&train_, &test_})
     for (const data::Problem& p : *set) all += p.prompt + p.reference_solution + p.answer;

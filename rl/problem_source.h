@@ -7,14 +7,18 @@
 #include <string>
 #include <vector>
 
+#include "data/chat/prompt_format.h"
 #include "data/tasks/task.h"
 
 namespace gtpo::rl {
 
 class ProblemSource {
  public:
-  static ProblemSource from_task(std::unique_ptr<data::Task> task, uint64_t seed);
-  static ProblemSource from_files(const std::string& train_path, const std::string& test_path);
+  // FORMAT turns prompts into model text (rl/prompt_template.h decides it); the default leaves them as they are.
+  static ProblemSource from_task(std::unique_ptr<data::Task> task, uint64_t seed,
+                                 const data::chat::PromptFormat& format = {});
+  static ProblemSource from_files(const std::string& train_path, const std::string& test_path,
+                                  const data::chat::PromptFormat& format = {});
 
   data::Problem train(uint64_t index) const;
   data::Problem test(uint64_t index) const;
@@ -30,6 +34,7 @@ class ProblemSource {
  private:
   std::shared_ptr<data::Task> task_;
   uint64_t seed_ = 0;
+  data::chat::PromptFormat format_;  // applied to generated prompts (file rows are rendered when loaded)
   std::vector<data::Problem> train_, test_;
   // Verifiers of the tasks the files' rows name ("task": "countdown"), by name.
   std::map<std::string, std::shared_ptr<data::Task>> row_tasks_;

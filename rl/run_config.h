@@ -1,5 +1,5 @@
 // The run configuration of `gtpo sft`, `gtpo train` and `gtpo eval`: a YAML file of sections (model,
-// tokenizer, task, sampler, rl, gtpo, grpo_s, dapo_forking, optim, sft, train, eval, log) plus dotted
+// tokenizer, task, prompt, sampler, rl, gtpo, grpo_s, dapo_forking, optim, sft, train, eval, log) plus dotted
 // command-line overrides ("train.steps=200", "~train.steps" back to the default; list items as
 // "reward.functions[1].weight=0.5", "~reward.functions" drops the whole list). Every key has a default,
 // so a file holds only what a user changes. Every key is one row of one schema (config::Key: name, type,
@@ -41,6 +41,11 @@ struct TaskSection {
   std::string train_file;  // JSONL problems instead of the generator (both files or neither)
   std::string test_file;
   data::TaskOptions options;  // every other key of the section, validated by make_task at load time
+};
+
+// How prompts become model text (rl/prompt_template.cpp reads it).
+struct PromptSection {
+  std::string template_path_or_pattern;  // prompt.template: a Jinja chat template file, or a "{prompt}" pattern
 };
 
 struct SamplerSection {
@@ -127,6 +132,7 @@ struct RunConfig {
   std::optional<model::ModelConfig> model;
   TokenizerSection tokenizer;
   TaskSection task;
+  PromptSection prompt;
   SamplerSection sampler;
   RlConfig rl = defaults_for(kDefaultAlgo);  // rl.*, gtpo.*, grpo_s.*, dapo_forking.*
   RewardSection reward;

@@ -62,6 +62,9 @@ const std::map<std::string, std::string>& section_intros() {
       {"task",
        "Where problems come from and how answers are checked. Every key other than those below is an "
        "option of the named task, checked when the config is loaded."},
+      {"prompt",
+       "How prompts become model text: as they are by default; conversational rows (`messages`, or TRL's "
+       "conversational `prompt`) through the tokenizer's chat template (`docs/chat-templates.md`)."},
       {"sampler", "Rollouts: how responses are sampled during RL."},
       {"rl",
        "The RL algorithm and its shared switches (formulas in `docs/algorithms.md`). `rl.algo` is applied "

@@ -12,6 +12,7 @@ namespace gtpo::rl::schema {
 
 // The owners' rows (each defined in the file that reads the section).
 std::vector<RunKey> tokenizer_and_task_keys();  // rl/run_config_schema.cpp
+std::vector<RunKey> prompt_keys();              // rl/prompt_template.cpp
 std::vector<RunKey> sampler_keys();             // rl/rollout_phase.cpp
 std::vector<RunKey> rl_section_keys();          // rl.algo here; the rest from rl_keys() (rl/rl_config.cpp, algorithms)
 std::vector<RunKey> reward_keys();              // rl/reward.cpp
