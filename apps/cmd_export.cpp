@@ -59,7 +59,7 @@ int run_export(int argc, char** argv) {
     writer.set_metadata("format", "pt");
     writer.write(tmp + "/model.safetensors");
     model::write_hf_config_files(tmp, *loaded.model, loaded.tokenizer.get(), dtype->torch);
-    if (loaded.tokenizer) model::write_tokenizer_files(tmp, *loaded.tokenizer);
+    if (loaded.tokenizer) model::write_tokenizer_files(tmp, *loaded.tokenizer, loaded.model->config().max_position_embeddings);
   });
   std::printf("wrote %s: %s from %s, %lld parameters as %s%s\n", out.c_str(),
               model::architecture_name(loaded.model->config().architecture), source.c_str(),

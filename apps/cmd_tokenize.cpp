@@ -12,6 +12,7 @@
 
 #include "apps/args.h"
 #include "apps/commands.h"
+#include "data/chat/chat_template.h"
 #include "data/jsonl.h"
 #include "data/tokenizer/tokenizer.h"
 #include "runtime/error.h"
@@ -35,8 +36,9 @@ const std::vector<FlagSpec> kFlags = {
     {"--no-special", false, "encode: no post-processor tokens (add_special_tokens=False); decode: skip special tokens"},
     {"--plain", false, "encode the text only: added/special tokens in the text stay plain text (what gtpo's RL "
                        "code does with task text)"},
-    // --chat and --add-generation-prompt ({"messages": [...]} lines rendered with the chat template) join
-    // here once the chat-template renderer exists; see encode_line.
+    {"--chat", false, "input lines are {\"messages\": [...]} (--text: a JSON array of messages), rendered with the "
+                      "tokenizer's chat template; output adds the rendered \"text\""},
+    {"--add-generation-prompt", false, "with --chat: end with the assistant turn's opening, as RL prompts do"},
 };
 
 const char* kDescription =
@@ -44,13 +46,16 @@ const char* kDescription =
     "add_special_tokens=True)): added tokens such as <|im_start|> in the text become their ids, and the\n"
     "post-processor adds its tokens (Llama 3's <|begin_of_text|>). Output lines: {\"ids\": [...], \"tokens\": [...]}\n"
     "with tokens spelled as in tokenizer.json. --decode turns {\"ids\": [...]} lines into {\"text\": ...}.\n"
+    "--chat renders conversations with the tokenizer's chat template (tokenizer_config.json or\n"
+    "chat_template.jinja) as transformers' apply_chat_template does, then encodes the text as apply_chat_template(\n"
+    "tokenize=True) does: added tokens matched, no post-processor tokens (the template writes its own BOS).\n"
     "The load time goes to stderr.";
 
 struct Settings {
   std::string tokenizer;
   std::optional<std::string> text;
   std::string in, out;
-  bool decode = false, no_special = false, plain = false;
+  bool decode = false, no_special = false, plain = false, chat = false, add_generation_prompt = false;
 };
 
 Settings read_settings(const Args& args) {
@@ -63,6 +68,11 @@ Settings read_settings(const Args& args) {
   s.decode = args.has("--decode");
   s.no_special = args.has("--no-special");
   s.plain = args.has("--plain");
+  s.chat = args.has("--chat");
+  s.add_generation_prompt = args.has("--add-generation-prompt");
+  if (s.add_generation_prompt && !s.chat) throw UsageError("--add-generation-prompt goes with --chat");
+  if (s.chat && (s.decode || s.plain || s.no_special))
+    throw UsageError("--chat renders and encodes a conversation; it takes none of --decode, --plain, --no-special");
   if (s.text.has_value() == !s.in.empty()) throw UsageError("give either --text S or --in IN.jsonl --out OUT.jsonl");
   if (!s.in.empty() && s.out.empty()) throw UsageError("--in needs --out OUT.jsonl");
   if (s.text && !s.out.empty()) throw UsageError("--out goes with --in (--text prints to stdout)");
@@ -97,11 +107,33 @@ json decode_ids(const data::Tokenizer& tok, const std::vector<int32_t>& ids, con
   return json{{"text", text}};
 }
 
+// A conversation rendered with the tokenizer's chat template, then encoded as apply_chat_template(tokenize=True)
+// encodes it (add_special_tokens=False).
+json encode_chat(const data::Tokenizer& tok, const nlohmann::ordered_json& messages, const std::string& where,
+                 const Settings& s) {
+  const data::TokenizerConfig& config = tok.config();
+  if (tok.chat_template().empty())
+    fail("tokenizer '", s.tokenizer, "' has no chat template (expected \"chat_template\" in tokenizer_config.json ",
+         "or a chat_template.jinja beside tokenizer.json)");
+  data::chat::ChatInput in;
+  in.messages = data::chat::messages_from_json(messages, where);
+  in.add_generation_prompt = s.add_generation_prompt;
+  if (config.bos_token && !config.bos_token->empty()) in.bos_token = config.bos_token;
+  if (config.eos_token && !config.eos_token->empty()) in.eos_token = config.eos_token;
+  const std::string label = config.chat_template_label.empty() ? s.tokenizer : config.chat_template_label;
+  const std::string text = data::chat::render_chat(tok.chat_template(), label, in);
+  const std::vector<int32_t> ids = tok.encode_hf(text, /*add_special_tokens=*/false);
+  json tokens = json::array();
+  for (int32_t id : ids) tokens.push_back(tok.token_string(id));
+  return json{{"text", text}, {"ids", ids}, {"tokens", std::move(tokens)}};
+}
+
 // One input line to one output line.
 json process_line(const data::JsonLine& line, const data::Tokenizer& tok, const Settings& s) {
+  const std::string where = line.source + ":" + std::to_string(line.line);
+  if (s.chat) return encode_chat(tok, nlohmann::ordered_json(data::require_array(line, "messages")), where + ": field 'messages'", s);
   if (s.decode) {
-    const std::string where = line.source + ":" + std::to_string(line.line) + ": ";
-    return decode_ids(tok, ids_of(data::require_array(line, "ids"), where, tok), s);
+    return decode_ids(tok, ids_of(data::require_array(line, "ids"), where + ": ", tok), s);
   }
   return encode_text(tok, data::require_string(line, "text"), s);
 }
@@ -127,6 +159,14 @@ int run(const Settings& s) {
         throw UsageError("--decode --text needs a JSON array of ids, e.g. '[1, 2, 3]'");
       }
       out = decode_ids(*tok, ids_of(parsed, "--text: ", *tok), s);
+    } else if (s.chat) {
+      nlohmann::ordered_json messages;
+      try {
+        messages = nlohmann::ordered_json::parse(*s.text);
+      } catch (const nlohmann::json::exception&) {
+        throw UsageError("--chat --text needs a JSON array of messages, e.g. '[{\"role\": \"user\", \"content\": \"hi\"}]'");
+      }
+      out = encode_chat(*tok, messages, "--text", s);
     } else {
       out = encode_text(*tok, *s.text, s);
     }
@@ -149,7 +189,7 @@ int run_tokenize(int argc, char** argv) {
     Args args(argc, argv, kFlags);
     if (args.help()) {
       std::cout << usage_text("gtpo tokenize --tokenizer FILE_OR_DIR (--text S | --in IN.jsonl --out OUT.jsonl) "
-                              "[--decode] [--no-special] [--plain]",
+                              "[--decode] [--no-special] [--plain] [--chat [--add-generation-prompt]]",
                               kDescription, kFlags);
       return 0;
     }

@@ -97,12 +97,14 @@ Problem problem_from_json(const JsonLine& line, const chat::PromptFormat& format
     if (!format.has_template()) chat::fail_no_chat_template(where + ": field '" + key + "'");
     const std::vector<chat::ChatMessage> messages = conversation_of(line, key, p);
     p.prompt = format.conversation(messages, where);
+    p.rendered = true;
     read_answer(line, p);
     if (p.reference_solution.empty()) p.reference_solution = optional_string(line, "solution").value_or("#### " + p.answer);
   } else if (line.value.contains("question")) {
     const std::string question = require_string(line, "question");
     const std::string answer_text = require_string(line, "answer");
     p.prompt = format.transforms_plain() ? plain_prompt(line, format, question) : question + "\n";
+    p.rendered = format.transforms_plain();
     p.answer = gsm8k_final_answer(line, answer_text);
     // The reasoning before "####" becomes the solution, ending in the canonical answer line.
     const std::string reasoning = trimmed(strip_calculator_annotations(answer_text.substr(0, answer_text.rfind(kAnswerMarker))));
@@ -111,6 +113,7 @@ Problem problem_from_json(const JsonLine& line, const chat::PromptFormat& format
     const std::string prompt = require_string(line, "prompt");
     if (prompt.empty()) fail_at(line, "empty prompt");
     p.prompt = plain_prompt(line, format, prompt);
+    p.rendered = format.transforms_plain();
     read_answer(line, p);
     p.reference_solution = optional_string(line, "solution").value_or("#### " + p.answer);
   } else {

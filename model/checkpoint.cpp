@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "data/tokenizer/tokenizer_config.h"
 #include "model/hf_config.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_dir.h"
@@ -23,6 +24,7 @@ namespace {
 constexpr const char* kWeightsFile = "model.safetensors";
 constexpr const char* kConfigFile = "config.yaml";
 constexpr const char* kTokenizerFile = "tokenizer.json";
+constexpr const char* kTokenizerConfigFile = "tokenizer_config.json";
 constexpr const char* kHfConfigFile = "config.json";
 constexpr const char* kGenerationConfigFile = "generation_config.json";
 constexpr const char* kShardIndexFile = "model.safetensors.index.json";
@@ -148,7 +150,7 @@ bool is_checkpoint_file(const std::string& name) {
   static const std::set<std::string> names = {
       kWeightsFile,      kConfigFile,  kTokenizerFile,          kHfConfigFile,          kGenerationConfigFile,
       kShardIndexFile,   "run_config.yaml", "state.json", "optimizer.safetensors", "reference.safetensors",
-      "tokenizer_config.json", "special_tokens_map.json"};
+      kTokenizerConfigFile, "special_tokens_map.json", "chat_template.jinja"};
   // Shards as save_pretrained names them: model-00001-of-00002.safetensors.
   const bool shard = name.rfind("model-", 0) == 0 && name.size() > 12 && name.substr(name.size() - 12) == ".safetensors";
   return names.count(name) != 0 || shard;
@@ -186,16 +188,17 @@ void save_model_files(const std::string& dir, const Transformer& model, const da
   std::string yaml = "# gtpo checkpoint: model.safetensors holds Hugging Face names and layouts\n";
   yaml += model_config_to_yaml(model.config());
   if (tokenizer) {
-    write_tokenizer_files(dir, *tokenizer);
+    write_tokenizer_files(dir, *tokenizer, model.config().max_position_embeddings);
     yaml += "tokenizer:\n  file: " + std::string(kTokenizerFile) + "\n  kind: " + tokenizer->kind() + "\n";
   }
   yaml += extra_yaml;
   io::write_file_atomic(join(dir, kConfigFile), yaml);
 }
 
-void write_tokenizer_files(const std::string& dir, const data::Tokenizer& tokenizer) {
+void write_tokenizer_files(const std::string& dir, const data::Tokenizer& tokenizer, int64_t model_max_length) {
   tokenizer.save(join(dir, kTokenizerFile));
-  // MERGE POINT (issue 12): tokenizer_config.json (special-token roles, chat template) is written here too.
+  data::write_tokenizer_config(tokenizer, join(dir, kTokenizerConfigFile),
+                               model_max_length > 0 ? std::optional<int64_t>(model_max_length) : std::nullopt);
 }
 
 void write_hf_config_files(const std::string& dir, const Transformer& model, const data::Tokenizer* tokenizer,

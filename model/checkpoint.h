@@ -61,9 +61,10 @@ void load_weights(Transformer& model, const std::vector<io::SafetensorsFile>& fi
 // (a missing shard, or a tensor the index names but its shard lacks, is an error naming the index).
 std::vector<io::SafetensorsFile> open_weight_files(const std::string& dir, std::string* label);
 
-// Every tokenizer file of a checkpoint. The single place a checkpoint's tokenizer files are written: today
-// tokenizer.json; tokenizer_config.json joins it here.
-void write_tokenizer_files(const std::string& dir, const data::Tokenizer& tokenizer);
+// Every tokenizer file of a checkpoint, the single place they are written: tokenizer.json as it was loaded
+// and tokenizer_config.json (special-token roles, chat template; MODEL_MAX_LENGTH when > 0), so that
+// transformers' AutoTokenizer.from_pretrained(DIR) gives gtpo's ids.
+void write_tokenizer_files(const std::string& dir, const data::Tokenizer& tokenizer, int64_t model_max_length = 0);
 
 // Writes the Hugging Face side of a model directory: config.json (TORCH_DTYPE names the weights' dtype)
 // and generation_config.json, with the model's bos / eos ids, or the tokenizer's when the model has none.

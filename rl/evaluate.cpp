@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "data/prompt_tokens.h"
 #include "model/sampler.h"
 #include "rl/non_finite.h"
 #include "rl/pass_at_k.h"
@@ -28,7 +29,7 @@ EvalResult evaluate(const model::Transformer& model, const data::Tokenizer& toke
     std::vector<data::Problem> problems;
     for (int64_t i = b0; i < b1; ++i) {
       problems.push_back(source.test(static_cast<uint64_t>(i)));
-      prompts.push_back({static_cast<uint64_t>(i), tokenizer.encode(problems.back().prompt)});
+      prompts.push_back({static_cast<uint64_t>(i), data::encode_prompt(tokenizer, problems.back())});
     }
     model::SamplingOptions greedy;
     attach_tokenizer(greedy, tokenizer);

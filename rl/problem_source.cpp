@@ -31,7 +31,10 @@ ProblemSource ProblemSource::from_files(const std::string& train_path, const std
 
 namespace {
 data::Problem formatted(data::Problem p, const data::chat::PromptFormat& format) {
-  if (format.transforms_plain()) p.prompt = format.plain(p.prompt);
+  if (format.transforms_plain()) {
+    p.prompt = format.plain(p.prompt);
+    p.rendered = true;
+  }
   return p;
 }
 }  // namespace

@@ -4,8 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
+#include "data/tokenizer/tokenizer_config.h"
 #include "rl/run_config_schema.h"
 #include "runtime/error.h"
 
@@ -23,62 +22,35 @@ std::string read_file(const fs::path& path, const std::string& what) {
   return text.str();
 }
 
-// tokenizer_config.json writes a special token as a string or as an AddedToken object {"content": ...}.
-std::optional<std::string> special_token(const nlohmann::json& config, const char* key) {
-  const auto it = config.find(key);
-  if (it == config.end() || it->is_null()) return std::nullopt;
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_object() && it->contains("content") && (*it)["content"].is_string()) return (*it)["content"].get<std::string>();
-  return std::nullopt;
+// tokenizer_config.json's "null" role is "" there; the template then gets no such variable.
+std::optional<std::string> role_token(const std::optional<std::string>& role) {
+  return role && !role->empty() ? role : std::nullopt;
 }
 
-// The chat template stored beside a tokenizer (as save_pretrained writes it), with its special tokens.
-// TODO(issue 12, tokenizers): take these from data::Tokenizer::chat_template() once it exists.
+// The chat template stored beside a tokenizer, read as data::load_tokenizer reads it (so it is the template
+// Tokenizer::chat_template() gives), with its special tokens. Reading only the small config files here lets
+// the prompts be rendered before the tokenizer exists (a char tokenizer is built from the rendered prompts).
 std::optional<data::chat::ChatTemplateText> chat_template_beside_tokenizer(const std::string& dir) {
   if (dir.empty()) return std::nullopt;
+  const std::optional<data::TokenizerConfig> config = data::read_tokenizer_config_in(dir);
+  if (!config || config->chat_template.empty()) return std::nullopt;
   data::chat::ChatTemplateText t;
-  const fs::path config_path = fs::path(dir) / "tokenizer_config.json";
-  nlohmann::json config = nlohmann::json::object();
-  if (fs::exists(config_path)) {
-    try {
-      config = nlohmann::json::parse(read_file(config_path, "tokenizer_config.json"));
-    } catch (const nlohmann::json::exception& e) {
-      fail(config_path.string(), ": invalid JSON: ", e.what());
-    }
-    GTPO_CHECK(config.is_object(), config_path.string(), ": expected a JSON object");
-    t.bos_token = special_token(config, "bos_token");
-    t.eos_token = special_token(config, "eos_token");
-  }
-  const fs::path jinja_path = fs::path(dir) / "chat_template.jinja";
-  if (fs::exists(jinja_path)) {
-    t.text = read_file(jinja_path, "chat template");
-    t.label = jinja_path.string();
-    return t;
-  }
-  const auto it = config.find("chat_template");
-  if (it == config.end() || it->is_null()) return std::nullopt;
-  t.label = config_path.string() + " chat_template";
-  if (it->is_string()) {
-    t.text = it->get<std::string>();
-    return t;
-  }
-  // Several named templates ([{"name": "default", "template": ...}, {"name": "tool_use", ...}]): the default.
-  if (it->is_array())
-    for (const auto& named : *it)
-      if (named.is_object() && named.value("name", "") == "default" && named.contains("template") &&
-          named["template"].is_string()) {
-        t.text = named["template"].get<std::string>();
-        return t;
-      }
-  fail(config_path.string(), ": 'chat_template' must be a string or a list with a template named \"default\"");
+  t.text = config->chat_template;
+  t.label = config->chat_template_label;
+  t.bos_token = role_token(config->bos_token);
+  t.eos_token = role_token(config->eos_token);
+  return t;
 }
 
 }  // namespace
 
 std::string tokenizer_dir_of(const RunConfig& c) {
   if (!c.train.init_from.empty()) return c.train.init_from;
-  if (c.tokenizer.kind == TokenizerKind::File && !c.tokenizer.file.empty())
+  if (c.tokenizer.kind == TokenizerKind::File && !c.tokenizer.file.empty()) {
+    std::error_code ec;
+    if (fs::is_directory(c.tokenizer.file, ec)) return c.tokenizer.file;
     return fs::path(c.tokenizer.file).parent_path().string();
+  }
   return "";
 }
 
@@ -86,6 +58,12 @@ data::chat::PromptFormat prompt_format(const std::string& prompt_template, const
   const auto beside = chat_template_beside_tokenizer(tokenizer_dir);
   if (prompt_template.empty()) {
     return beside ? data::chat::PromptFormat::from_template(*beside, /*wrap_plain=*/false) : data::chat::PromptFormat{};
+  }
+  if (prompt_template == kTokenizerTemplate) {
+    GTPO_CHECK(beside.has_value(), "prompt.template: 'tokenizer' asks for the tokenizer's chat template, but ",
+               tokenizer_dir.empty() ? std::string("this run's tokenizer (char or byte) has none")
+                                     : "'" + tokenizer_dir + "' has neither tokenizer_config.json \"chat_template\" nor chat_template.jinja");
+    return data::chat::PromptFormat::from_template(*beside, /*wrap_plain=*/true);
   }
   if (prompt_template.find("{prompt}") != std::string::npos) {
     data::chat::PromptFormat format = data::chat::PromptFormat::from_pattern(prompt_template, "prompt.template");
@@ -112,9 +90,9 @@ data::chat::PromptFormat prompt_format_for_run(const RunConfig& c) {
 std::vector<RunKey> schema::prompt_keys() {
   return {config::field("prompt", "template", &RunConfig::prompt, &PromptSection::template_path_or_pattern,
                         config::text(),
-                        "a Jinja chat template file rendering every prompt (plain ones as one user turn), or a pattern "
-                        "with {prompt}; empty = prompts as they are (conversational rows use the tokenizer's "
-                        "chat template)")};
+                        "tokenizer = the tokenizer's chat template for every prompt (plain ones as one user turn); a "
+                        "Jinja chat template file, likewise; or a pattern with {prompt}; empty = plain prompts as they "
+                        "are (conversational rows use the tokenizer's chat template)")};
 }
 
 }  // namespace gtpo::rl

@@ -1,4 +1,5 @@
 #include "rl/rollout_phase.h"
+#include "data/prompt_tokens.h"
 #include "rl/reward_runner.h"
 #include "rl/run_config_schema.h"
 
@@ -154,7 +155,7 @@ RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Toke
       const uint64_t index = cursor + static_cast<uint64_t>(share.first + p);
       problems.push_back(source.train(index));
       indices.push_back(index);
-      inputs.push_back({index, tokenizer.encode(problems.back().prompt)});
+      inputs.push_back({index, data::encode_prompt(tokenizer, problems.back())});
     }
     cursor += static_cast<uint64_t>(wanted);
     model::SamplerStats round_stats;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "data/prompt_tokens.h"
 #include "model/memory_estimate.h"
 #include "rl/sft.h"
 #include "runtime/error.h"
@@ -40,7 +41,7 @@ void check_run_consistency(const RunConfig& c, const model::ModelConfig& m, cons
 
   Longest train_prompt, test_prompt, sft_sequence_len;
   auto look_at = [&](const data::Problem& p, Longest& longest, const std::string& which, bool train) {
-    const int64_t n = static_cast<int64_t>(tokenizer.encode(p.prompt).size());
+    const int64_t n = static_cast<int64_t>(data::encode_prompt(tokenizer, p).size());
     if (n > longest.tokens) longest = {n, which};
     if (train && c.sft.steps > 0) {
       int64_t first = 0;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <limits>
 
+#include "data/prompt_tokens.h"
 #include "rl/non_finite.h"
 #include "rl/run_config_schema.h"
 
@@ -16,7 +17,7 @@ namespace gtpo::rl {
 
 std::vector<int32_t> sft_sequence(const data::Tokenizer& tokenizer, const data::Problem& problem,
                                   int64_t& first_target) {
-  std::vector<int32_t> seq = tokenizer.encode(problem.prompt);
+  std::vector<int32_t> seq = data::encode_prompt(tokenizer, problem);
   first_target = static_cast<int64_t>(seq.size());
   std::vector<int32_t> solution = tokenizer.encode(problem.reference_solution);
   seq.insert(seq.end(), solution.begin(), solution.end());

@@ -2,7 +2,13 @@
 # Sets up, builds and runs every test. This is the command CI runs (.ci/run).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bash "$root/scripts/setup.sh"
+# --reference: the tests that load gtpo's checkpoints and tokenizers in transformers/tokenizers need
+# Debian's torch; hf_python.sh adds transformers 4.45, tokenizers 0.20 and jinja2 in .venv-hf (from PyPI).
+bash "$root/scripts/setup.sh" --reference
+if [ -z "${GTPO_HF_PYTHON:-}" ]; then
+  GTPO_HF_PYTHON="$(bash "$root/scripts/reference/hf_python.sh")"
+  export GTPO_HF_PYTHON
+fi
 bash "$root/scripts/build.sh"
 build_dir="${GTPO_BUILD_DIR:-$root/build}"
 cd "$build_dir"

@@ -23,6 +23,9 @@ struct Problem {
   std::string task;                // name of the task that made it ("jsonl" for datasets)
   std::string key;                 // canonical identity: equal keys mean the same problem
   std::string prompt;              // what the model sees; ends with '\n'
+  // The prompt went through a chat template or prompt.template: trusted text whose added tokens
+  // ("<|im_start|>") are matched when it is encoded (data/prompt_tokens.h).
+  bool rendered = false;
   std::string answer;              // the expected final answer (countdown: one valid expression)
   std::string reference_solution;  // a full correct completion, for SFT; ends with "#### ANSWER"
   // Task-specific payload. countdown: the given numbers and the target.

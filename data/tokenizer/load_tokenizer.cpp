@@ -50,8 +50,8 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path_in) {
   buffer << in.rdbuf();
   GTPO_CHECK(!in.bad(), file_context(path.string()), "read error");
   auto tok = tokenizer_from_text(std::move(buffer).str(), path.string());
-  const std::filesystem::path config = path.parent_path() / "tokenizer_config.json";
-  if (std::filesystem::exists(config, ec)) tok->apply_config(read_tokenizer_config(config.string()), config.string());
+  const std::filesystem::path dir = path.parent_path();
+  if (auto config = read_tokenizer_config_in(dir.string())) tok->apply_config(*config, (dir / "tokenizer_config.json").string());
   return tok;
 }
 

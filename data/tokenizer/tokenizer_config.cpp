@@ -1,5 +1,6 @@
 #include "data/tokenizer/tokenizer_config.h"
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -67,9 +68,29 @@ TokenizerConfig read_tokenizer_config(const std::string& path) {
       }
     }
   }
+  if (!cfg.chat_template.empty()) cfg.chat_template_label = path + " chat_template";
   if (auto it = root.find("model_max_length"); it != root.end() && it->is_number_integer()) {
     // transformers writes 1e30-ish for "no limit"; that arrives as a float and stays unknown.
     if (it->get<int64_t>() > 0) cfg.model_max_length = it->get<int64_t>();
+  }
+  return cfg;
+}
+
+std::optional<TokenizerConfig> read_tokenizer_config_in(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path config_path = fs::path(dir) / "tokenizer_config.json";
+  const fs::path jinja_path = fs::path(dir) / "chat_template.jinja";
+  const bool has_config = fs::exists(config_path, ec), has_jinja = fs::exists(jinja_path, ec);
+  if (!has_config && !has_jinja) return std::nullopt;
+  TokenizerConfig cfg = has_config ? read_tokenizer_config(config_path.string()) : TokenizerConfig{};
+  if (has_jinja) {
+    std::ifstream in(jinja_path, std::ios::binary);
+    GTPO_CHECK(in.good(), "chat template '", jinja_path.string(), "': cannot open");
+    std::ostringstream text;
+    text << in.rdbuf();
+    cfg.chat_template = text.str();
+    cfg.chat_template_label = jinja_path.string();
   }
   return cfg;
 }

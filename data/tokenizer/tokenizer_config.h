@@ -18,12 +18,19 @@ struct TokenizerConfig {
   std::optional<std::string> bos_token, eos_token, pad_token, unk_token;
   // The chat template, "" when none. A list of named templates gives the one named "default".
   std::string chat_template;
+  // Where the chat template came from ("DIR/tokenizer_config.json chat_template" or "DIR/chat_template.jinja"),
+  // so that a template error names it.
+  std::string chat_template_label;
   std::optional<bool> add_bos_token, add_eos_token;
   std::optional<int64_t> model_max_length;  // absent or transformers' "unlimited" sentinel: nullopt
 };
 
 // Parses PATH; a missing file, bad JSON or a key of the wrong type is a gtpo::Error naming the file and key.
 TokenizerConfig read_tokenizer_config(const std::string& path);
+// The tokenizer configuration of a Hugging Face directory: DIR/tokenizer_config.json, with the template of
+// DIR/chat_template.jinja (as newer transformers versions save it) taking the place of its "chat_template".
+// nullopt when DIR has neither file. The one reader both load_tokenizer and the prompt renderer use.
+std::optional<TokenizerConfig> read_tokenizer_config_in(const std::string& dir);
 
 // The tokenizer_config.json text for `tok`: its roles (bos/eos/pad as token contents, null when absent), its
 // chat template when it has one, add_bos_token/add_eos_token when the loaded config had them, and
