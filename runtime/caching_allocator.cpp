@@ -19,19 +19,22 @@ size_t CachingAllocator::round_size(size_t bytes) {
 void* CachingAllocator::allocate(size_t bytes) {
   const size_t size = round_size(bytes);
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = free_blocks_.find(size);
   void* ptr = nullptr;
-  if (it != free_blocks_.end() && !it->second.empty()) {
-    ptr = it->second.back();
+  size_t block = size;
+  auto it = free_blocks_.lower_bound(size);  // the exact size when cached, else the smallest larger one
+  if (it != free_blocks_.end() && it->first <= largest_reusable(size)) {
+    block = it->first;
+    ptr = it->second.back().ptr;
     it->second.pop_back();
+    if (it->second.empty()) free_blocks_.erase(it);
     stats_.cache_hits++;
-    stats_.bytes_cached -= size;
+    stats_.bytes_cached -= block;
   } else {
     ptr = raw_alloc_(size);
     if (!ptr) {
       // Free what we hold and try once more before giving up.
       for (auto& [block_size, blocks] : free_blocks_)
-        for (void* p : blocks) raw_free_(p);
+        for (const CachedBlock& b : blocks) raw_free_(b.ptr);
       free_blocks_.clear();
       stats_.bytes_cached = 0;
       ptr = raw_alloc_(size);
@@ -39,8 +42,10 @@ void* CachingAllocator::allocate(size_t bytes) {
     }
     stats_.system_allocations++;
   }
-  stats_.bytes_in_use += size;
+  live_sizes_.emplace(ptr, block);
+  stats_.bytes_in_use += block;
   stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+  stats_.high_water_bytes = std::max(stats_.high_water_bytes, stats_.bytes_in_use);
   return ptr;
 }
 
@@ -51,17 +56,37 @@ void CachingAllocator::reset_peak() {
 
 void CachingAllocator::deallocate(void* ptr, size_t bytes) {
   if (!ptr) return;
-  const size_t size = round_size(bytes);
   std::lock_guard<std::mutex> lock(mutex_);
-  free_blocks_[size].push_back(ptr);
-  stats_.bytes_in_use -= size;
-  stats_.bytes_cached += size;
+  const auto live = live_sizes_.find(ptr);
+  GTPO_CHECK(live != live_sizes_.end() && live->second >= round_size(bytes),
+             "allocator: freeing a block it did not hand out (or twice)");
+  const size_t block = live->second;
+  live_sizes_.erase(live);
+  free_blocks_[block].push_back({ptr, ++deallocations_});
+  stats_.bytes_in_use -= block;
+  stats_.bytes_cached += block;
+  release_over_bound();
+}
+
+void CachingAllocator::release_over_bound() {
+  // The block cached longest ago goes first: a shape the run has moved away from. Each bucket is oldest
+  // first, so only the buckets' fronts compete (a scan: this runs only when the cache overflows).
+  while (stats_.bytes_cached > stats_.cache_bound_bytes() && !free_blocks_.empty()) {
+    auto oldest = free_blocks_.begin();
+    for (auto it = free_blocks_.begin(); it != free_blocks_.end(); ++it)
+      if (it->second.front().freed_at < oldest->second.front().freed_at) oldest = it;
+    raw_free_(oldest->second.front().ptr);
+    oldest->second.erase(oldest->second.begin());
+    stats_.bytes_cached -= oldest->first;
+    stats_.released_blocks++;
+    if (oldest->second.empty()) free_blocks_.erase(oldest);
+  }
 }
 
 void CachingAllocator::release_cached() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& [size, blocks] : free_blocks_)
-    for (void* p : blocks) raw_free_(p);
+    for (const CachedBlock& b : blocks) raw_free_(b.ptr);
   free_blocks_.clear();
   stats_.bytes_cached = 0;
 }
