@@ -180,7 +180,11 @@ def main():
     eos_id = tokenizer.eos_token_id
 
     def arith_reward(prompts, completions, completion_ids, answer, **_):
-        seen_by_call.append(list(dict.fromkeys(prompts)))  # unique prompts in order of appearance
+        # TRL's RepeatSampler hands each prompt G times in a row: every G-th is the step's prompt list (a prompt
+        # text can occur twice in a step: the train stream draws problems at random).
+        if any(prompts[i] != prompts[i - i % a.group_size] for i in range(len(prompts))):
+            sys.exit("trl_bench: TRL did not hand each prompt group_size times in a row")
+        seen_by_call.append(list(prompts[::a.group_size]))
         # A response without EOS was cut at max_new_tokens: incorrect, as in gtpo.
         return [float(bool(ids) and ids[-1] == eos_id and is_correct(ans, text))
                 for text, ids, ans in zip(completions, completion_ids, answer)]
@@ -280,6 +284,9 @@ def main():
         "greedy_accuracy": accuracy, "test_problems": len(test) if a.test else 0,
         "reward_mean_last": logs_list[-1].get("reward") if logs_list else None,
         "prompts_match": prompts_match,
+        # Every step's seconds (warm-up steps included), for percentiles on a noisy machine.
+        "per_step": {"step_s": steps, "rollout_s": timings["rollout"], "generate_s": timings["generate"],
+                     "update_s": update, "tokens": timings["tokens"]},
         "versions": {"trl": trl.__version__, "transformers": transformers.__version__, "torch": torch.__version__},
     }
     if not math.isfinite(result["step_s"]):

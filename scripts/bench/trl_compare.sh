@@ -137,7 +137,10 @@ print(json.dumps({"impl": "gtpo", "pair": pair, "load_before": load, "timed_step
                   "step_s": med("seconds_step"), "rollout_s": statistics.median(x["seconds_rollout"] + x["seconds_advantages"] for x in m),
                   "update_s": med("seconds_update"),
                   "tokens_per_step": statistics.mean(tokens), "peak_rss_mb": rss,
-                  "greedy_accuracy": ev[-1]["greedy_accuracy"], "greedy_accuracy_before": ev[0]["greedy_accuracy"]}))
+                  "greedy_accuracy": ev[-1]["greedy_accuracy"], "greedy_accuracy_before": ev[0]["greedy_accuracy"],
+                  "per_step": {"step_s": [x["seconds_step"] for x in m],
+                               "rollout_s": [x["seconds_rollout"] + x["seconds_advantages"] for x in m],
+                               "update_s": [x["seconds_update"] for x in m], "tokens": tokens}}))
 EOF
 }
 
@@ -154,9 +157,11 @@ run_trl() {  # pair
          -k 1 --problems "$problems" --max-new-tokens "$max_new" --threads "$threads" 2>/dev/null |
          sed -n 's/.*greedy accuracy \([0-9.]*\).*/\1/p')"
   [ -n "$acc" ] || { echo "trl_compare.sh: gtpo eval of TRL's model $out/pair-$1/trl-model failed" >&2; return 1; }
-  python3 - "$out/pair-$1/trl.json" "$1" "$l" "$(rss_mb "$out/pair-$1/trl.time")" "$acc" >> "$results" <<'EOF'
+  python3 - "$out/pair-$1/trl.json" "$1" "$l" "$(rss_mb "$out/pair-$1/trl.time")" "$acc" "$skip" >> "$results" <<'EOF'
 import json, sys
 r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+skip = int(sys.argv[6])
+r["per_step"] = {k: v[skip:] for k, v in r["per_step"].items()}
 r.update(pair=int(sys.argv[2]), load_before=sys.argv[3], peak_rss_mb_time=float(sys.argv[4]),
          greedy_accuracy_own=r["greedy_accuracy"], greedy_accuracy=float(sys.argv[5]))
 print(json.dumps(r))
@@ -198,6 +203,11 @@ print(line("update: forward, backward, optimiser (s)", "update_s", "update_s", "
 print(line("generated tokens / s of the rollout", "tok_s", "tok_s", "{:.0f}"))
 print(line("generated tokens per step", "tokens_per_step", "tokens_per_step", "{:.0f}"))
 print(line("peak RSS (MB, /usr/bin/time)", "peak_rss_mb", "peak_rss_mb_time", "{:.0f}"))
+def p10(rs, k):  # per run: the 10th percentile over its steps (the least disturbed steps); median over runs
+    return statistics.median(statistics.quantiles(r["per_step"][k], n=10)[0] for r in rs)
+for k, name in (("step_s", "whole step"), ("rollout_s", "rollout"), ("update_s", "update")):
+    a, b = p10(g, k), p10(t, k)
+    print(f"| {name}, 10th percentile of the steps (s) | {a:.3f} | {b:.3f} | {a / b:.2f} |")
 print(line(f"greedy accuracy after {steps} steps (gtpo eval)", "greedy_accuracy", "greedy_accuracy", "{:.3f}", ratio=False))
 print(f"\nSFT checkpoint's greedy accuracy: {g[0]['greedy_accuracy_before']:.3f}. "
       f"TRL's own greedy accuracy (transformers generate): {', '.join('%.3f' % r['greedy_accuracy_own'] for r in t)}.")
