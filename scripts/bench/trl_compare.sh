@@ -12,6 +12,7 @@
 #   --skip S     first steps of each run left out of the medians (warm-up; default 1)
 #   --threads T  both sides (default: nproc)
 #   --out DIR    work directory (default runs/trl-compare/WORKLOAD); results.jsonl and table.md go there
+#   --report     run nothing: print the table of the runs already in DIR/results.jsonl (e.g. of a stopped run)
 #
 # The same job on both sides: the SFT checkpoint `gtpo sft CONFIG` writes (made once, reused from DIR/sft),
 # loaded by gtpo (train.init_from, sft.steps=0) and by transformers (AutoModelForCausalLM, the tokenizer as a
@@ -31,7 +32,7 @@ export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 export GOMP_SPINCOUNT="${GOMP_SPINCOUNT:-20000}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 gtpo="${GTPO_BUILD_DIR:-$root/build}/gtpo"
-workload=quick pairs=5 steps=30 skip=1 threads="$(nproc)" out=""
+workload=quick pairs=5 steps=30 skip=1 threads="$(nproc)" out="" report_only=0
 die() { echo "trl_compare.sh: $*" >&2; exit 2; }
 is_int() { [[ "$1" =~ ^[0-9]+$ ]]; }
 while [ $# -gt 0 ]; do
@@ -42,7 +43,8 @@ while [ $# -gt 0 ]; do
     --skip) [ $# -ge 2 ] && is_int "$2" || die "--skip needs an integer >= 0"; skip="$2"; shift 2 ;;
     --threads) [ $# -ge 2 ] && is_int "$2" && [ "$2" -ge 1 ] || die "--threads needs an integer >= 1"; threads="$2"; shift 2 ;;
     --out) [ $# -ge 2 ] || die "--out needs a directory"; out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    --report) report_only=1; shift ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -57,6 +59,52 @@ esac
 python="$(bash "$root/scripts/bench/trl_python.sh")" || { echo "trl_compare.sh: no TRL venv (scripts/bench/trl_python.sh failed)" >&2; exit 1; }
 out="${out:-$root/runs/trl-compare/$workload}"
 mkdir -p "$out" || exit 1
+results="$out/results.jsonl"
+print_table() {
+  [ -s "$results" ] || { echo "trl_compare.sh: no results in $results" >&2; exit 1; }
+  python3 - "$results" "$workload" "$steps" "$skip" "$threads" "$("$python" -c 'import trl, transformers, torch; print(f"trl {trl.__version__}, transformers {transformers.__version__}, torch {torch.__version__}")')" <<'EOF' | tee "$out/table.md"
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+workload, steps, skip, threads, versions = sys.argv[2:7]
+g = [r for r in rows if r["impl"] == "gtpo"]
+t = [r for r in rows if r["impl"] == "trl"]
+med = lambda rs, k: statistics.median(r[k] for r in rs)
+def line(name, gk, tk, fmt, ratio=True):
+    a, b = med(g, gk), med(t, tk)
+    return f"| {name} | {fmt.format(a)} | {fmt.format(b)} | {a / b:.2f} |" if ratio else f"| {name} | {fmt.format(a)} | {fmt.format(b)} | |"
+for r in g:
+    r["tok_s"] = r["tokens_per_step"] / r["rollout_s"]
+for r in t:
+    r["tok_s"] = r["tokens_per_step"] / r["rollout_s"]
+print(f"Workload {workload}: {len(g)} gtpo and {len(t)} TRL runs, alternating, {steps} RL steps each "
+      f"(medians over steps {int(skip) + 1}..{steps} per run, then the median over runs), {threads} threads; {versions}\n")
+print("| per RL step | gtpo | TRL | gtpo / TRL |")
+print("|---|---|---|---|")
+print(line("whole step (s)", "step_s", "step_s", "{:.3f}"))
+print(line("rollout: generation + rewards + advantages (s)", "rollout_s", "rollout_s", "{:.3f}"))
+print(f"| of which TRL's model.generate alone (s) | | {med(t, 'generate_s'):.3f} | |")
+print(line("update: forward, backward, optimiser (s)", "update_s", "update_s", "{:.3f}"))
+print(line("generated tokens / s of the rollout", "tok_s", "tok_s", "{:.0f}"))
+print(line("generated tokens per step", "tokens_per_step", "tokens_per_step", "{:.0f}"))
+print(line("peak RSS (MB, /usr/bin/time)", "peak_rss_mb", "peak_rss_mb_time", "{:.0f}"))
+has_steps = all("per_step" in r for r in rows)
+def p10(rs, k):  # per run: the 10th percentile over its steps (the least disturbed steps); median over runs
+    return statistics.median(statistics.quantiles(r["per_step"][k], n=10)[0] for r in rs)
+for k, name in (("step_s", "whole step"), ("rollout_s", "rollout"), ("update_s", "update")) if has_steps else ():
+    a, b = p10(g, k), p10(t, k)
+    print(f"| {name}, 10th percentile of the steps (s) | {a:.3f} | {b:.3f} | {a / b:.2f} |")
+print(line(f"greedy accuracy after {steps} steps (gtpo eval)", "greedy_accuracy", "greedy_accuracy", "{:.3f}", ratio=False))
+print(f"\nSFT checkpoint's greedy accuracy: {g[0]['greedy_accuracy_before']:.3f}. "
+      f"TRL's own greedy accuracy (transformers generate): {', '.join('%.3f' % r['greedy_accuracy_own'] for r in t)}.")
+print("\nPer run (pair: gtpo step/rollout/update s, RSS MB, acc, load | TRL the same):")
+for p in sorted({r["pair"] for r in rows}):
+    a = next(r for r in g if r["pair"] == p); b = next(r for r in t if r["pair"] == p)
+    print(f"- {p}: gtpo {a['step_s']:.3f}/{a['rollout_s']:.3f}/{a['update_s']:.3f}, {a['peak_rss_mb']:.0f}, "
+          f"{a['greedy_accuracy']:.3f}, load {a['load_before']} | TRL {b['step_s']:.3f}/{b['rollout_s']:.3f}/"
+          f"{b['update_s']:.3f}, {b['peak_rss_mb_time']:.0f}, {b['greedy_accuracy']:.3f}, load {b['load_before']}")
+EOF
+}
+if [ "$report_only" = 1 ]; then print_table; exit; fi
 
 # A value of a resolved run config (YAML; the TRL venv has PyYAML).
 value() { "$python" -c 'import sys, yaml; c = yaml.safe_load(open(sys.argv[1])); s, k = sys.argv[2].split("."); print(c[s][k])' "$1" "$2"; }
@@ -177,44 +225,4 @@ for i in $(seq 1 "$pairs"); do
     "run_$side" "$i" || exit 1
   done
 done
-
-python3 - "$results" "$workload" "$steps" "$skip" "$threads" "$("$python" -c 'import trl, transformers, torch; print(f"trl {trl.__version__}, transformers {transformers.__version__}, torch {torch.__version__}")')" <<'EOF' | tee "$out/table.md"
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-workload, steps, skip, threads, versions = sys.argv[2:7]
-g = [r for r in rows if r["impl"] == "gtpo"]
-t = [r for r in rows if r["impl"] == "trl"]
-med = lambda rs, k: statistics.median(r[k] for r in rs)
-def line(name, gk, tk, fmt, ratio=True):
-    a, b = med(g, gk), med(t, tk)
-    return f"| {name} | {fmt.format(a)} | {fmt.format(b)} | {a / b:.2f} |" if ratio else f"| {name} | {fmt.format(a)} | {fmt.format(b)} | |"
-for r in g:
-    r["tok_s"] = r["tokens_per_step"] / r["rollout_s"]
-for r in t:
-    r["tok_s"] = r["tokens_per_step"] / r["rollout_s"]
-print(f"Workload {workload}: {len(g)} gtpo and {len(t)} TRL runs, alternating, {steps} RL steps each "
-      f"(medians over steps {int(skip) + 1}..{steps} per run, then the median over runs), {threads} threads; {versions}\n")
-print("| per RL step | gtpo | TRL | gtpo / TRL |")
-print("|---|---|---|---|")
-print(line("whole step (s)", "step_s", "step_s", "{:.3f}"))
-print(line("rollout: generation + rewards + advantages (s)", "rollout_s", "rollout_s", "{:.3f}"))
-print(f"| of which TRL's model.generate alone (s) | | {med(t, 'generate_s'):.3f} | |")
-print(line("update: forward, backward, optimiser (s)", "update_s", "update_s", "{:.3f}"))
-print(line("generated tokens / s of the rollout", "tok_s", "tok_s", "{:.0f}"))
-print(line("generated tokens per step", "tokens_per_step", "tokens_per_step", "{:.0f}"))
-print(line("peak RSS (MB, /usr/bin/time)", "peak_rss_mb", "peak_rss_mb_time", "{:.0f}"))
-def p10(rs, k):  # per run: the 10th percentile over its steps (the least disturbed steps); median over runs
-    return statistics.median(statistics.quantiles(r["per_step"][k], n=10)[0] for r in rs)
-for k, name in (("step_s", "whole step"), ("rollout_s", "rollout"), ("update_s", "update")):
-    a, b = p10(g, k), p10(t, k)
-    print(f"| {name}, 10th percentile of the steps (s) | {a:.3f} | {b:.3f} | {a / b:.2f} |")
-print(line(f"greedy accuracy after {steps} steps (gtpo eval)", "greedy_accuracy", "greedy_accuracy", "{:.3f}", ratio=False))
-print(f"\nSFT checkpoint's greedy accuracy: {g[0]['greedy_accuracy_before']:.3f}. "
-      f"TRL's own greedy accuracy (transformers generate): {', '.join('%.3f' % r['greedy_accuracy_own'] for r in t)}.")
-print("\nPer run (pair: gtpo step/rollout/update s, RSS MB, acc, load | TRL the same):")
-for p in sorted({r["pair"] for r in rows}):
-    a = next(r for r in g if r["pair"] == p); b = next(r for r in t if r["pair"] == p)
-    print(f"- {p}: gtpo {a['step_s']:.3f}/{a['rollout_s']:.3f}/{a['update_s']:.3f}, {a['peak_rss_mb']:.0f}, "
-          f"{a['greedy_accuracy']:.3f}, load {a['load_before']} | TRL {b['step_s']:.3f}/{b['rollout_s']:.3f}/"
-          f"{b['update_s']:.3f}, {b['peak_rss_mb_time']:.0f}, {b['greedy_accuracy']:.3f}, load {b['load_before']}")
-EOF
+print_table
