@@ -89,7 +89,8 @@ print(line("generated tokens per step", "tokens_per_step", "tokens_per_step", "{
 print(line("peak RSS (MB, /usr/bin/time)", "peak_rss_mb", "peak_rss_mb_time", "{:.0f}"))
 has_steps = all("per_step" in r for r in rows)
 def p10(rs, k):  # per run: the 10th percentile over its steps (the least disturbed steps); median over runs
-    return statistics.median(statistics.quantiles(r["per_step"][k], n=10)[0] for r in rs)
+    q = lambda xs: statistics.quantiles(xs, n=10)[0] if len(xs) > 1 else xs[0]  # noqa: E731
+    return statistics.median(q(r["per_step"][k]) for r in rs)
 for k, name in (("step_s", "whole step"), ("rollout_s", "rollout"), ("update_s", "update")) if has_steps else ():
     a, b = p10(g, k), p10(t, k)
     print(f"| {name}, 10th percentile of the steps (s) | {a:.3f} | {b:.3f} | {a / b:.2f} |")
