@@ -5,7 +5,7 @@
 #
 # usage: scripts/bench/trl_compare.sh [--workload quick|large] [--pairs K] [--steps N] [--skip S]
 #                                     [--threads T] [--out DIR]
-#   --workload   quick: configs/quickstart.yaml (default); large: configs/bench-trl-large.yaml (~9.5M
+#   --workload   quick: configs/quickstart.yaml (default); large: configs/bench-trl-large.yaml (8.9M
 #                parameters, 128-token responses)
 #   --pairs K    gtpo/TRL pairs, the order alternating per pair (default 5)
 #   --steps N    RL steps per run (default 30)
