@@ -26,7 +26,8 @@
 # is kept in results.jsonl as a cross-check). Peak RSS: /usr/bin/time -v of each whole process.
 # Both sides get OMP_WAIT_POLICY=passive GOMP_SPINCOUNT=20000 (what gtpo picks for itself; see run.sh) and
 # the same thread count. The load average (uptime) before each run is recorded: on a shared machine the
-# figures are only as good as the load column says.
+# figures are only as good as the load column says; with other work on the cores, --threads 1 measures the
+# engines, more threads mostly the contention (docs/performance.md, "Against TRL's GRPOTrainer").
 set -uo pipefail
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 export GOMP_SPINCOUNT="${GOMP_SPINCOUNT:-20000}"
