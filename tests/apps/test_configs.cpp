@@ -26,3 +26,17 @@ TEST_CASE("configs: the GPU check's config loads and asks for the GPU", "[apps][
   // On the CPU (a machine without a GPU) the same run is valid too.
   CHECK(rl::load_run_config(path.string(), {{"train.device", "cpu"}}).train.device == Device::cpu);
 }
+
+TEST_CASE("configs: the TRL comparison's large workload loads with its documented shape", "[apps][configs]") {
+  // scripts/bench/trl_compare.sh --workload large and docs/performance.md describe this config: a model of
+  // about 9M parameters (12 layers of hidden 256) whose responses may reach 128 tokens after a prompt.
+  const auto path = std::filesystem::path(GTPO_SOURCE_DIR) / "configs" / "bench-trl-large.yaml";
+  const rl::RunConfig c = rl::load_run_config(path.string());
+  REQUIRE(c.model.has_value());
+  CHECK(c.model->hidden_size == 256);
+  CHECK(c.model->num_hidden_layers == 12);
+  CHECK(c.sampler.max_new_tokens == 128);
+  CHECK(c.model->max_position_embeddings >= 128 + 22);  // "999999999+999999999=?\n" is 22 characters
+  CHECK(c.rl.algo == "grpo");  // TRL's GRPOTrainer runs GRPO; the comparison forces it on the quick start too
+  CHECK_FALSE(c.rl.dynamic_sampling);
+}
