@@ -228,14 +228,7 @@ std::unique_ptr<Decoder> parse_decoder(const HfJson& json, const JsonPlace& at) 
   if (type == "Replace") return std::make_unique<Replace>(json, at);
   if (type == "Sequence") {
     reject_unknown_keys(json, {"decoders"}, at);
-    const HfJson& list = required_field(json, "decoders", at);
-    if (!list.is_array()) json_fail(at, "'decoders' must be an array");
-    std::vector<std::unique_ptr<Decoder>> steps;
-    const JsonPlace items = at.child("decoders");
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      if (auto d = parse_decoder(list[i], items.index(i))) steps.push_back(std::move(d));
-    }
-    return std::make_unique<Sequence>(std::move(steps));
+    return std::make_unique<Sequence>(parse_steps<Decoder>(json, "decoders", at, parse_decoder));
   }
   json_fail(at, "unsupported decoder type '", type, "' (supported: ", kSupported, ")");
 }

@@ -2,8 +2,10 @@
 // vocabulary parses in a fraction of a second). Errors read
 //   tokenizer file 'PATH': pre_tokenizer.pretokenizers[1]: unsupported type 'X' (supported: ...)
 #pragma once
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "runtime/error.h"
 
@@ -38,5 +40,19 @@ std::string split_pattern(const HfJson& obj, const std::string& key, const JsonP
 // Only these keys may carry a value other than their listed no-op default; anything else is refused so a
 // file never silently means something gtpo does not do. `allowed` lists every key gtpo reads.
 void reject_unknown_keys(const HfJson& obj, std::initializer_list<const char*> allowed, const JsonPlace& at);
+
+// The steps of a "Sequence" component: the array obj[key], each item parsed by PARSE(item, place). A step
+// PARSE returns as null (one that does nothing) is left out.
+template <typename Step, typename Parse>
+std::vector<std::unique_ptr<Step>> parse_steps(const HfJson& obj, const std::string& key, const JsonPlace& at,
+                                               Parse parse) {
+  const HfJson& list = required_field(obj, key, at);
+  if (!list.is_array()) json_fail(at, "'", key, "' must be an array");
+  std::vector<std::unique_ptr<Step>> steps;
+  const JsonPlace items = at.child(key);
+  for (std::size_t i = 0; i < list.size(); ++i)
+    if (auto step = parse(list[i], items.index(i))) steps.push_back(std::move(step));
+  return steps;
+}
 
 }  // namespace gtpo::data::hf

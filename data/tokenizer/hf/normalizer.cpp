@@ -153,14 +153,7 @@ std::unique_ptr<Normalizer> parse_normalizer(const HfJson& json, const JsonPlace
   }
   if (type == "Sequence") {
     reject_unknown_keys(json, {"normalizers"}, at);
-    const HfJson& list = required_field(json, "normalizers", at);
-    if (!list.is_array()) json_fail(at, "'normalizers' must be an array");
-    std::vector<std::unique_ptr<Normalizer>> steps;
-    const JsonPlace items = at.child("normalizers");
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      if (auto n = parse_normalizer(list[i], items.index(i))) steps.push_back(std::move(n));
-    }
-    return std::make_unique<Sequence>(std::move(steps));
+    return std::make_unique<Sequence>(parse_steps<Normalizer>(json, "normalizers", at, parse_normalizer));
   }
   json_fail(at, "unsupported normalizer type '", type, "' (supported: ", kSupported, ")");
 }

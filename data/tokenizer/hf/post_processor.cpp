@@ -96,14 +96,7 @@ std::unique_ptr<PostProcessor> parse_post_processor(const HfJson& json, const Js
   if (type == "BertProcessing" || type == "RobertaProcessing") return parse_cls_sep(json, at);
   if (type == "ByteLevel") return nullptr;  // only adjusts offsets
   if (type == "Sequence") {
-    const HfJson& list = required_field(json, "processors", at);
-    if (!list.is_array()) json_fail(at, "'processors' must be an array");
-    std::vector<std::unique_ptr<PostProcessor>> steps;
-    const JsonPlace items = at.child("processors");
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      if (auto p = parse_post_processor(list[i], items.index(i))) steps.push_back(std::move(p));
-    }
-    return std::make_unique<Sequence>(std::move(steps));
+    return std::make_unique<Sequence>(parse_steps<PostProcessor>(json, "processors", at, parse_post_processor));
   }
   json_fail(at, "unsupported post-processor type '", type, "' (supported: ", kSupported, ")");
 }

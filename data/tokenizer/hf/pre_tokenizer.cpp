@@ -317,14 +317,7 @@ std::unique_ptr<PreTokenizer> parse_pre_tokenizer(const HfJson& json, const Json
   }
   if (type == "Sequence") {
     reject_unknown_keys(json, {"pretokenizers"}, at);
-    const HfJson& list = required_field(json, "pretokenizers", at);
-    if (!list.is_array()) json_fail(at, "'pretokenizers' must be an array");
-    std::vector<std::unique_ptr<PreTokenizer>> steps;
-    const JsonPlace items = at.child("pretokenizers");
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      if (auto p = parse_pre_tokenizer(list[i], items.index(i))) steps.push_back(std::move(p));
-    }
-    return std::make_unique<Sequence>(std::move(steps));
+    return std::make_unique<Sequence>(parse_steps<PreTokenizer>(json, "pretokenizers", at, parse_pre_tokenizer));
   }
   json_fail(at, "unsupported pre-tokenizer type '", type, "' (supported: ", kSupported, ")");
 }
