@@ -1,8 +1,10 @@
 // chain: apply k operations left to right to a starting number, e.g.
 //   prompt "start 7, +3, *2, -5\n"  ->  solution "7+3=10 10*2=20 20-5=15\n#### 15".
-// difficulty d (1..8) gives k = d + 1 operations. The start is in [1, 20]; operands are single
-// digits (+ and - use 1..9, * and / use 2..9); every intermediate value stays in [0, 999] and
-// every division is exact. Options: difficulty (default 2), test_fraction (default 0.1).
+// difficulty d (1..8) gives k = d + 1 operations; min_steps/max_steps (1..32) instead draw k
+// uniformly per problem, so the reasoning's length varies with the problem (the long-reasoning
+// study). The start is in [1, 20]; operands are single digits (+ and - use 1..9, * and / use 2..9);
+// every intermediate value stays in [0, 999] and every division is exact. ops (default "+-*/")
+// limits the operators. Options: difficulty (default 2), min_steps, max_steps, ops, test_fraction.
 #pragma once
 #include "data/tasks/options.h"
 #include "data/tasks/task.h"
@@ -22,7 +24,9 @@ class ChainTask : public Task {
   std::optional<Problem> candidate(Rng& rng) const override;
 
  private:
-  int steps_;
+  int min_steps_;
+  int max_steps_;
+  std::string ops_;
 };
 
 }  // namespace gtpo::data

@@ -1,4 +1,5 @@
 // Task generators: registry, determinism, disjoint splits, and self-consistent reference solutions.
+#include <map>
 #include <catch2/catch.hpp>
 
 #include <set>
@@ -30,6 +31,8 @@ std::vector<Config> all_configs() {
   }
   for (int d = 1; d <= 4; ++d) out.push_back({"countdown", {{"difficulty", std::to_string(d)}}});
   for (int d = 1; d <= 8; ++d) out.push_back({"chain", {{"difficulty", std::to_string(d)}}});
+  out.push_back({"chain", {{"min_steps", "8"}, {"max_steps", "30"}, {"ops", "+-"}}});
+  out.push_back({"chain", {{"min_steps", "1"}, {"max_steps", "32"}}});
   return out;
 }
 
@@ -77,7 +80,14 @@ TEST_CASE("make_task: known names and clear errors", "[tasks]") {
   CHECK_THROWS_WITH(make_task("arith", {{"scratchpad", "maybe"}}), Contains("expected true or false"));
   CHECK_THROWS_WITH(make_task("countdown", {{"difficulty", "5"}}), Contains("[1, 4]"));
   CHECK_THROWS_WITH(make_task("chain", {{"test_fraction", "1.5"}}), Contains("option 'test_fraction'"));
-  CHECK_THROWS_WITH(make_task("chain", {{"ops", "+"}}), Contains("valid options: difficulty, test_fraction"));
+  CHECK_THROWS_WITH(make_task("chain", {{"steps", "3"}}),
+                    Contains("valid options: difficulty, max_steps, min_steps, ops, test_fraction"));
+  CHECK_THROWS_WITH(make_task("chain", {{"ops", "+"}}), Contains("must include both + and -"));
+  CHECK_THROWS_WITH(make_task("chain", {{"ops", "+-x"}}), Contains("may only contain + - * /"));
+  CHECK_THROWS_WITH(make_task("chain", {{"min_steps", "9"}, {"max_steps", "4"}}),
+                    Contains("'min_steps' (9) must not exceed 'max_steps' (4)"));
+  CHECK_THROWS_WITH(make_task("chain", {{"max_steps", "33"}}), Contains("[1, 32]"));
+  CHECK_THROWS_WITH(make_task("chain", {{"difficulty", "3"}, {"min_steps", "4"}}), Contains("not both"));
   CHECK_THROWS_AS(make_task("nope"), gtpo::Error);
 }
 
@@ -124,6 +134,30 @@ TEST_CASE("pinned examples: the generators do not drift", "[tasks]") {
   CHECK(c.numbers == std::vector<int64_t>{8, 6, 9});
   CHECK(c.target == 5);
   CHECK(h.prompt + h.reference_solution == "start 9, -3, +5, -2\n9-3=6 6+5=11 11-2=9\n#### 9");
+}
+
+TEST_CASE("chain: min_steps/max_steps draw each problem's length, ops limits the operators", "[tasks]") {
+  const auto task = make_task("chain", {{"min_steps", "8"}, {"max_steps", "30"}, {"ops", "+-"}});
+  std::map<size_t, int> lengths;
+  size_t shortest = SIZE_MAX, longest = 0;
+  for (uint64_t i = 0; i < 2000; ++i) {
+    const Problem p = task->generate(3, Split::train, i);
+    const auto steps = steps_of(p.reference_solution);
+    ++lengths[steps.size()];
+    shortest = std::min(shortest, p.reference_solution.size());
+    longest = std::max(longest, p.reference_solution.size());
+    for (const auto& step : steps) CHECK(step.find_first_of("*/") == std::string::npos);
+  }
+  CHECK(lengths.size() == 23);  // every length from 8 to 30 occurs
+  CHECK(lengths.begin()->first == 8);
+  CHECK(lengths.rbegin()->first == 30);
+  // The reasoning spans the study's range of response lengths (characters = char-tokenizer tokens).
+  CHECK(shortest < 70);
+  CHECK(longest > 230);
+  CHECK(longest < 280);
+  // A fixed length (difficulty, or min_steps == max_steps) draws no length, so old data is unchanged.
+  const auto fixed = make_task("chain", {{"min_steps", "3"}, {"max_steps", "3"}});
+  CHECK(fixed->generate(1, Split::train, 0).prompt == make_task("chain")->generate(1, Split::train, 0).prompt);
 }
 
 TEST_CASE("train and test splits are disjoint", "[tasks]") {
