@@ -25,8 +25,12 @@ void print_train_summary(const rl::TrainSummary& s, const rl::RunConfig& c) {
     std::printf("stopped by %s after %lld of %lld SFT steps and %lld of %lld RL steps\n",
                 s.stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", static_cast<long long>(s.sft_steps),
                 static_cast<long long>(c.sft.steps), static_cast<long long>(s.steps), static_cast<long long>(c.train.steps));
-  if (s.accuracy_before_rl < 0) {
-    std::printf("test accuracy (greedy): not measured (the run stopped before RL)\n");
+  if (!c.eval.before_rl && s.accuracy_step == s.steps && s.steps > 0) {
+    std::printf("test accuracy (greedy): after RL %.3f after %lld steps (not measured before RL: eval.before_rl is false)\n",
+                s.accuracy_after_rl, static_cast<long long>(s.steps));
+  } else if (s.accuracy_before_rl < 0) {
+    std::printf("test accuracy (greedy): not measured before RL (%s)\n",
+                c.eval.before_rl ? "the run stopped before RL" : "eval.before_rl is false");
   } else if (s.accuracy_step == s.steps && s.steps > 0) {
     std::printf("test accuracy (greedy): before RL %.3f -> after RL %.3f (%+.1f points) after %lld steps\n",
                 s.accuracy_before_rl, s.accuracy_after_rl, 100.0 * (s.accuracy_after_rl - s.accuracy_before_rl),

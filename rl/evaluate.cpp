@@ -103,6 +103,8 @@ std::vector<RunKey> schema::eval_keys() {
             "temperature of the k samples (greedy accuracy is also reported)"),
       field("eval", "max_new_tokens", &RunConfig::eval, &EvalSection::max_new_tokens, i64(0),
             "response length limit in evaluation; 0 = sampler.max_new_tokens"),
+      field("eval", "before_rl", &RunConfig::eval, &EvalSection::before_rl, config::boolean(),
+            "evaluate when RL starts; false skips it (many runs from one SFT checkpoint that was evaluated once)"),
   };
 }
 

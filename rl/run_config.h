@@ -118,6 +118,7 @@ struct EvalSection {
   int64_t k = 4;  // pass@k for k in 1, 2, 4, ..., K
   double temperature = 1.0;
   int64_t max_new_tokens = 0;  // 0 = sampler.max_new_tokens
+  bool before_rl = true;
 };
 
 struct LogSection {

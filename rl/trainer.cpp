@@ -299,7 +299,7 @@ TrainSummary Trainer::run_unchecked(bool resume, std::string& last_checkpoint) {
       for (const optim::Parameter& p : policy_.parameters())
         reference->parameters().get(p.name).copy_(p.tensor.detach());
     }
-    progress.start_accuracy = run_eval(0, "before RL").greedy_accuracy;
+    if (c_.eval.before_rl) progress.start_accuracy = run_eval(0, "before RL").greedy_accuracy;
   }
   summary.accuracy_before_rl = progress.start_accuracy;
   summary.sft_steps = c_.sft.steps;

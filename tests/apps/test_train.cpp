@@ -183,3 +183,37 @@ TEST_CASE("train: SIGINT stops after the current step with a final checkpoint", 
   CHECK_NOTHROW(model::load_model(*latest));
   fs::remove_all(dir);
 }
+
+TEST_CASE("train: eval.before_rl false skips the evaluation when RL starts and changes nothing else",
+          "[apps][train][eval]") {
+  const std::string dir = testing::fresh_temp_dir("train_before_rl");
+  io::write_file_atomic(dir + "/run.yaml", kConfig);
+  REQUIRE(call_command({"train", dir + "/run.yaml", "train.steps=2", "eval.every=0", "train.out_dir=" + dir + "/with"},
+                       apps::run_train) == 0);
+  REQUIRE(call_command({"train", dir + "/run.yaml", "train.steps=2", "eval.every=0", "eval.before_rl=false",
+                        "train.out_dir=" + dir + "/without"},
+                       apps::run_train) == 0);
+  const auto eval_steps = [](const std::string& run) {
+    std::istringstream in(io::read_file(run + "/eval.jsonl"));
+    std::vector<int64_t> steps;
+    for (std::string line; std::getline(in, line);) steps.push_back(nlohmann::json::parse(line).at("step").get<int64_t>());
+    return steps;
+  };
+  CHECK(eval_steps(dir + "/with") == std::vector<int64_t>{0, 2});
+  CHECK(eval_steps(dir + "/without") == std::vector<int64_t>{2});
+  // Evaluation draws from no training stream: the steps and the final evaluation are the same.
+  const auto with = deterministic_metrics(dir + "/with"), without = deterministic_metrics(dir + "/without");
+  REQUIRE(with.size() == 2);
+  REQUIRE(without.size() == 2);
+  for (size_t i = 0; i < with.size(); ++i) CHECK(with[i].dump() == without[i].dump());
+  const auto last_line = [](const std::string& path) {
+    std::istringstream in(io::read_file(path));
+    std::string line, last;
+    while (std::getline(in, line)) last = line;
+    auto j = nlohmann::json::parse(last);
+    j.erase("seconds");
+    return j.dump();
+  };
+  CHECK(last_line(dir + "/with/eval.jsonl") == last_line(dir + "/without/eval.jsonl"));
+  fs::remove_all(dir);
+}
