@@ -32,13 +32,14 @@ int64_t apply(int64_t v, char op, int64_t x) {
 }  // namespace
 
 const std::vector<std::string>& ChainTask::option_names() {
-  static const std::vector<std::string> names = {"difficulty", "max_steps", "min_steps", "ops", "test_fraction"};
+  static const std::vector<std::string> names = {"difficulty", "labels", "max_steps", "min_steps", "ops", "test_fraction"};
   return names;
 }
 
 ChainTask::ChainTask(const TaskOptions& options)
     : Task(options.get_double("chain", "test_fraction", 0.1, 0.01, 0.99)),
-      ops_(options.get_string("chain", "ops", "+-*/")) {
+      ops_(options.get_string("chain", "ops", "+-*/")),
+      labels_(options.get_bool("chain", "labels", false)) {
   options.check_known("chain", option_names());
   const int by_difficulty = static_cast<int>(options.get_int("chain", "difficulty", 2, 1, 8)) + 1;
   GTPO_CHECK(!(options.has("difficulty") && (options.has("min_steps") || options.has("max_steps"))),
@@ -47,6 +48,8 @@ ChainTask::ChainTask(const TaskOptions& options)
   max_steps_ = static_cast<int>(options.get_int("chain", "max_steps", std::max(min_steps_, by_difficulty), 1, 32));
   GTPO_CHECK(min_steps_ <= max_steps_, "task chain: option 'min_steps' (", min_steps_,
              ") must not exceed 'max_steps' (", max_steps_, ")");
+  GTPO_CHECK(!labels_ || max_steps_ <= 26, "task chain: with 'labels' (a to z) at most 26 steps (max_steps is ",
+             max_steps_, ")");
   GTPO_CHECK(!ops_.empty(), "task chain: option 'ops' must name at least one of + - * /");
   for (char c : ops_) {
     GTPO_CHECK(c == '+' || c == '-' || c == '*' || c == '/',
@@ -63,7 +66,9 @@ ChainTask::ChainTask(const TaskOptions& options)
   ops_ = ordered;
 }
 
-std::string ChainTask::alphabet() const { return sorted_unique_chars("0123456789+-*/=#, start\n"); }
+std::string ChainTask::alphabet() const {
+  return sorted_unique_chars(std::string("0123456789+-*/=#, start\n") + (labels_ ? "abcdefghijklmnopqrstuvwxyz" : ""));
+}
 
 std::optional<Problem> ChainTask::candidate(Rng& rng) const {
   int64_t value = rng.range(1, 20);
@@ -86,9 +91,18 @@ std::optional<Problem> ChainTask::candidate(Rng& rng) const {
     const auto& [op, operands] = choices[rng.below(choices.size())];
     const int64_t x = operands[rng.below(operands.size())];
     const int64_t next = apply(value, op, x);
-    prompt += std::string(", ") + op + std::to_string(x);
     if (!steps.empty()) steps += ' ';
-    steps += std::to_string(value) + op + std::to_string(x) + "=" + std::to_string(next);
+    if (labels_) {
+      // The step names its operation by label instead of restating the value: "b-5=5". The label makes the
+      // lookup of the i-th operation in the prompt a unique match, which a small model learns far sooner
+      // than counting along a list whose entries repeat.
+      const std::string labelled = std::string(1, static_cast<char>('a' + i)) + op + std::to_string(x);
+      prompt += ", " + labelled;
+      steps += labelled + "=" + std::to_string(next);
+    } else {
+      prompt += std::string(", ") + op + std::to_string(x);
+      steps += std::to_string(value) + op + std::to_string(x) + "=" + std::to_string(next);
+    }
     value = next;
   }
   Problem p;

@@ -4,7 +4,9 @@
 // uniformly per problem, so the reasoning's length varies with the problem (the long-reasoning
 // study). The start is in [1, 20]; operands are single digits (+ and - use 1..9, * and / use 2..9);
 // every intermediate value stays in [0, 999] and every division is exact. ops (default "+-*/")
-// limits the operators. Options: difficulty (default 2), min_steps, max_steps, ops, test_fraction.
+// limits the operators. labels (default false) names the operations a, b, c, ... in the prompt and the
+// steps: "start 7, a+3, b*2\n" -> "a+3=10 b*2=20\n#### 20" (at most 26 steps).
+// Options: difficulty (default 2), labels, min_steps, max_steps, ops, test_fraction.
 #pragma once
 #include "data/tasks/options.h"
 #include "data/tasks/task.h"
@@ -27,6 +29,7 @@ class ChainTask : public Task {
   int min_steps_;
   int max_steps_;
   std::string ops_;
+  bool labels_;
 };
 
 }  // namespace gtpo::data

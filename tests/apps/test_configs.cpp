@@ -1,7 +1,10 @@
 // Every shipped run config loads and validates.
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
 
+#include "data/tasks/registry.h"
 #include "rl/run_config.h"
 
 using namespace gtpo;
@@ -39,4 +42,27 @@ TEST_CASE("configs: the TRL comparison's large workload loads with its documente
   CHECK(c.model->max_position_embeddings >= 128 + 22);  // "999999999+999999999=?\n" is 22 characters
   CHECK(c.rl.algo == "grpo");  // TRL's GRPOTrainer runs GRPO; the comparison forces it on the quick start too
   CHECK_FALSE(c.rl.dynamic_sampling);
+}
+
+TEST_CASE("configs: the long-reasoning study's task fits its model and response limit", "[apps][configs]") {
+  // scripts/study.sh and docs/results.md describe this config: labelled chains whose reference solutions are
+  // about 60 to 190 characters (= tokens of the character tokenizer) and vary with the problem.
+  const auto path = std::filesystem::path(GTPO_SOURCE_DIR) / "configs" / "study-chain.yaml";
+  const rl::RunConfig c = rl::load_run_config(path.string());
+  REQUIRE(c.model.has_value());
+  const auto task = data::make_task(c.task.name, c.task.options);
+  size_t shortest = SIZE_MAX, longest = 0, longest_prompt = 0;
+  for (uint64_t i = 0; i < 3000; ++i) {
+    for (data::Split split : {data::Split::train, data::Split::test}) {
+      const data::Problem p = task->generate(c.train.seed, split, i);
+      shortest = std::min(shortest, p.reference_solution.size());
+      longest = std::max(longest, p.reference_solution.size());
+      longest_prompt = std::max(longest_prompt, p.prompt.size());
+    }
+  }
+  CHECK(shortest >= 50);
+  CHECK(shortest <= 70);
+  CHECK(longest >= 180);
+  CHECK(static_cast<int64_t>(longest) <= c.sampler.max_new_tokens);
+  CHECK(static_cast<int64_t>(longest_prompt + c.sampler.max_new_tokens) <= c.model->max_position_embeddings);
 }

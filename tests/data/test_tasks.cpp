@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@ std::vector<Config> all_configs() {
   for (int d = 1; d <= 8; ++d) out.push_back({"chain", {{"difficulty", std::to_string(d)}}});
   out.push_back({"chain", {{"min_steps", "8"}, {"max_steps", "30"}, {"ops", "+-"}}});
   out.push_back({"chain", {{"min_steps", "1"}, {"max_steps", "32"}}});
+  out.push_back({"chain", {{"min_steps", "8"}, {"max_steps", "26"}, {"ops", "+-"}, {"labels", "true"}}});
   return out;
 }
 
@@ -81,7 +83,8 @@ TEST_CASE("make_task: known names and clear errors", "[tasks]") {
   CHECK_THROWS_WITH(make_task("countdown", {{"difficulty", "5"}}), Contains("[1, 4]"));
   CHECK_THROWS_WITH(make_task("chain", {{"test_fraction", "1.5"}}), Contains("option 'test_fraction'"));
   CHECK_THROWS_WITH(make_task("chain", {{"steps", "3"}}),
-                    Contains("valid options: difficulty, max_steps, min_steps, ops, test_fraction"));
+                    Contains("valid options: difficulty, labels, max_steps, min_steps, ops, test_fraction"));
+  CHECK_THROWS_WITH(make_task("chain", {{"labels", "true"}, {"max_steps", "27"}}), Contains("at most 26 steps"));
   CHECK_THROWS_WITH(make_task("chain", {{"ops", "+"}}), Contains("must include both + and -"));
   CHECK_THROWS_WITH(make_task("chain", {{"ops", "+-x"}}), Contains("may only contain + - * /"));
   CHECK_THROWS_WITH(make_task("chain", {{"min_steps", "9"}, {"max_steps", "4"}}),
@@ -160,6 +163,34 @@ TEST_CASE("chain: min_steps/max_steps draw each problem's length, ops limits the
   CHECK(fixed->generate(1, Split::train, 0).prompt == make_task("chain")->generate(1, Split::train, 0).prompt);
 }
 
+TEST_CASE("chain labels: each step applies the prompt's operation of its label to the last value", "[tasks]") {
+  const auto task = make_task("chain", {{"min_steps", "8"}, {"max_steps", "26"}, {"ops", "+-"}, {"labels", "true"}});
+  const Problem pinned = task->generate(1, Split::train, 0);
+  CHECK(pinned.prompt.rfind("start ", 0) == 0);
+  CHECK(pinned.prompt.find(", a") != std::string::npos);
+  for (uint64_t i = 0; i < 300; ++i) {
+    const Problem p = task->generate(5, Split::train, i);
+    INFO(p.prompt << p.reference_solution);
+    // The prompt: "start V, a+3, b-5, ...\n"; each entry is a label, an operator and a digit.
+    std::vector<std::string> entries;
+    std::string rest = p.prompt.substr(6, p.prompt.size() - 7), item;
+    std::istringstream list(rest);
+    while (std::getline(list, item, ',')) entries.push_back(item.substr(item.find_first_not_of(' ')));
+    int64_t value = std::stoll(entries.front());
+    const auto steps = steps_of(p.reference_solution);
+    REQUIRE(steps.size() == entries.size() - 1);
+    for (size_t k = 0; k < steps.size(); ++k) {
+      const std::string& entry = entries[k + 1];
+      REQUIRE(entry.size() == 3);
+      CHECK(entry[0] == static_cast<char>('a' + k));
+      CHECK(steps[k].rfind(entry + "=", 0) == 0);  // the step starts with its prompt entry
+      value += (entry[1] == '+' ? 1 : -1) * (entry[2] - '0');
+      CHECK(steps[k].substr(4) == std::to_string(value));
+    }
+    CHECK(p.answer == std::to_string(value));
+  }
+}
+
 TEST_CASE("train and test splits are disjoint", "[tasks]") {
   for (const auto& config : all_configs()) {
     INFO(describe(config));
@@ -221,6 +252,7 @@ TEST_CASE("every reference solution verifies, is well formed and stays in the al
 TEST_CASE("every scratchpad step is a true equation", "[tasks]") {
   for (const auto& config : all_configs()) {
     INFO(describe(config));
+    if (config.options.has("labels")) continue;  // labelled steps name their operation: the next test
     const auto task = make_task(config.task, config.options);
     for (uint64_t i = 0; i < 500; ++i) {
       const Problem p = task->generate(3, Split::train, i);
