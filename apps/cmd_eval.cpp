@@ -23,7 +23,7 @@ namespace {
 const std::vector<FlagSpec> kFlags = {
     checkpoint_flag(),
     {"--data", true, "JSONL problems ({\"prompt\", \"answer\"} or GSM8K {\"question\", \"answer\"})"},
-    {"--task", true, "a task generator's test split instead of --data (arith, countdown, chain)"},
+    {"--task", true, "a task generator's test split instead of --data (arith, chain, countdown, progression)"},
     {"-k", true, "samples per problem for mean@k and pass@k, k = 1, 2, 4, ..., K (default: the run's eval.k, else 4; 0 = greedy only)"},
     {"--problems", true, "number of problems (default: the run's eval.num_problems, else 200)"},
     {"--temperature", true, "sampling temperature for the k samples (default: the run's eval.temperature, else 1)"},

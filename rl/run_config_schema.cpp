@@ -30,7 +30,7 @@ std::vector<RunKey> tokenizer_and_task_keys() {
       field("tokenizer", "file", &RunConfig::tokenizer, &TokenizerSection::file, config::text(),
             "path of a tokenizer.json (kind file)"),
       field("task", "name", &RunConfig::task, &TaskSection::name, config::text(),
-            "problem generator: arith, chain or countdown (its options follow below)"),
+            "problem generator: arith, chain, countdown or progression (its options follow below)"),
       field("task", "train_file", &RunConfig::task, &TaskSection::train_file, config::text(),
             "JSONL training problems instead of the generator (needs test_file)"),
       field("task", "test_file", &RunConfig::task, &TaskSection::test_file, config::text(),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The long-reasoning study (issue 17, docs/results.md "Long reasoning"): every method of the paper's comparison
-# from one shared SFT checkpoint with one budget, over several seeds, on a task whose responses are 65-250
-# tokens long (configs/study-chain.yaml). Runs already finished are skipped, so the study can be stopped and
+# from one shared SFT checkpoint with one budget, over several seeds, on a task whose responses are 55-235
+# tokens long (configs/study-progression.yaml). Runs already finished are skipped, so the study can be stopped and
 # continued later; seeds are the outer loop, so a partial study has every method on the same seeds.
 # Ends with OUT/table.md (mean ± 95% CI, paired differences with dapo), OUT/curves.svg, OUT/report.html and
 # OUT/metrics.csv (gtpo report).
@@ -14,7 +14,7 @@
 # Environment: GTPO_BUILD_DIR (default build/), GTPO_THREADS (threads per run, default: the library's).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-config="$root/configs/study-chain.yaml" steps="" seeds="0 1 2 3 4" out="$root/runs/study-chain" report_only=0 build=1
+config="$root/configs/study-progression.yaml" steps="" seeds="0 1 2 3 4" out="$root/runs/study" report_only=0 build=1
 
 # name: the overrides that make the method (rl.algo resets every rl key to the algorithm's defaults first).
 declare -A method_overrides=(

@@ -6,6 +6,7 @@
 #include "data/tasks/arith.h"
 #include "data/tasks/chain.h"
 #include "data/tasks/countdown.h"
+#include "data/tasks/progression.h"
 #include "runtime/error.h"
 
 namespace gtpo::data {
@@ -23,6 +24,8 @@ const std::map<std::string, Entry>& registry() {
       {"chain", {&ChainTask::option_names, [](const TaskOptions& o) { return std::make_unique<ChainTask>(o); }}},
       {"countdown",
        {&CountdownTask::option_names, [](const TaskOptions& o) { return std::make_unique<CountdownTask>(o); }}},
+      {"progression",
+       {&ProgressionTask::option_names, [](const TaskOptions& o) { return std::make_unique<ProgressionTask>(o); }}},
   };
   return entries;
 }

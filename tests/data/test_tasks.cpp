@@ -1,4 +1,5 @@
 // Task generators: registry, determinism, disjoint splits, and self-consistent reference solutions.
+#include <cstdio>
 #include <map>
 #include <catch2/catch.hpp>
 
@@ -35,6 +36,8 @@ std::vector<Config> all_configs() {
   out.push_back({"chain", {{"min_steps", "8"}, {"max_steps", "30"}, {"ops", "+-"}}});
   out.push_back({"chain", {{"min_steps", "1"}, {"max_steps", "32"}}});
   out.push_back({"chain", {{"min_steps", "8"}, {"max_steps", "26"}, {"ops", "+-"}, {"labels", "true"}}});
+  out.push_back({"progression", {}});
+  out.push_back({"progression", {{"min_steps", "1"}, {"max_steps", "3"}}});
   return out;
 }
 
@@ -65,12 +68,12 @@ std::vector<std::string> steps_of(const std::string& solution) {
 }  // namespace
 
 TEST_CASE("make_task: known names and clear errors", "[tasks]") {
-  CHECK(task_names() == std::vector<std::string>{"arith", "chain", "countdown"});
+  CHECK(task_names() == std::vector<std::string>{"arith", "chain", "countdown", "progression"});
   for (const auto& name : task_names()) {
     const auto task = make_task(name);
     CHECK(task->name() == name);
   }
-  CHECK_THROWS_WITH(make_task("nope"), Contains("unknown task 'nope'") && Contains("arith, chain, countdown"));
+  CHECK_THROWS_WITH(make_task("nope"), Contains("unknown task 'nope'") && Contains("arith, chain, countdown, progression"));
   CHECK_THROWS_WITH(make_task("arith", {{"digits", "3"}}),
                     Contains("unknown option 'digits'") && Contains("difficulty, ops, scratchpad, test_fraction"));
   CHECK_THROWS_WITH(make_task("arith", {{"difficulty", "x"}}),
@@ -189,6 +192,33 @@ TEST_CASE("chain labels: each step applies the prompt's operation of its label t
     }
     CHECK(p.answer == std::to_string(value));
   }
+}
+
+TEST_CASE("progression: k steps of the stride from the start, the first value past the bound", "[tasks]") {
+  const auto task = make_task("progression", {{"min_steps", "8"}, {"max_steps", "26"}});
+  std::map<size_t, int> lengths;
+  for (uint64_t i = 0; i < 2000; ++i) {
+    const Problem p = task->generate(2, Split::train, i);
+    INFO(p.prompt << p.reference_solution);
+    int64_t start = 0, stride = 0, bound = 0;
+    REQUIRE(std::sscanf(p.prompt.c_str(), "from %lld by %lld past %lld", reinterpret_cast<long long*>(&start),
+                        reinterpret_cast<long long*>(&stride), reinterpret_cast<long long*>(&bound)) == 3);
+    const auto steps = steps_of(p.reference_solution);
+    ++lengths[steps.size()];
+    int64_t value = start;
+    for (const auto& step : steps) {
+      CHECK(step == std::to_string(value) + "+" + std::to_string(stride) + "=" + std::to_string(value + stride));
+      CHECK(value <= bound);  // a step is taken only while the value has not passed the bound
+      value += stride;
+    }
+    CHECK(value > bound);
+    CHECK(p.answer == std::to_string(value));
+  }
+  CHECK(lengths.size() == 19);
+  CHECK(lengths.begin()->first == 8);
+  CHECK(lengths.rbegin()->first == 26);
+  CHECK_THROWS_WITH(make_task("progression", {{"min_steps", "9"}, {"max_steps", "4"}}), Contains("must not exceed"));
+  CHECK_THROWS_WITH(make_task("progression", {{"ops", "+"}}), Contains("valid options: max_steps, min_steps, test_fraction"));
 }
 
 TEST_CASE("train and test splits are disjoint", "[tasks]") {
