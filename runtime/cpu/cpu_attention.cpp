@@ -122,6 +122,9 @@ struct Geometry {
   bool visible(int64_t b, int64_t i, int64_t j) const {
     return j <= i + offset && (mask == nullptr || mask[b * kv_len + j] != 0);
   }
+  // Of keys [j0, j0 + nk), query i can see at most the first `visible_end` (exactly those when there is no
+  // key mask, the causal limit alone); keys past it are hidden. Loops then skip the per-key test.
+  int64_t visible_end(int64_t i, int64_t j0, int64_t nk) const { return std::clamp<int64_t>(i + offset + 1 - j0, 0, nk); }
 };
 
 // Per-task scratch, sized once per chunk and reused across its tasks.
@@ -168,10 +171,16 @@ void probs_and_dscores(const Geometry& g, Tiles& t, int64_t b, int64_t i0, int64
     float* s = t.s.data() + r * kBlockK;
     float* dp = t.dp.data() + r * kBlockK;
     const float lse = t.lse[r], di = t.di[r];
-    for (int64_t c = 0; c < nk; ++c) {
-      const float p = (lse != kNegInf && g.visible(b, i0 + r, j0 + c)) ? std::exp(s[c] - lse) : 0.0f;
+    const int64_t vis = g.visible_end(i0 + r, j0, nk);
+    for (int64_t c = 0; c < vis; ++c) {
+      const float p =
+          (lse != kNegInf && (g.mask == nullptr || g.visible(b, i0 + r, j0 + c))) ? std::exp(s[c] - lse) : 0.0f;
       s[c] = p;
       dp[c] = p * (dp[c] - di);
+    }
+    for (int64_t c = vis; c < nk; ++c) {  // hidden: p = 0, and dS = 0 * (dp - D_i) keeps its sign of zero
+      s[c] = 0.0f;
+      dp[c] = 0.0f * (dp[c] - di);
     }
   }
 }
@@ -205,9 +214,11 @@ void forward_block(const Geometry& g, Tiles& t, const float* q, const float* k, 
     // Online softmax: rescale what was accumulated under the old max, turn the tile into exp(s - m).
     for (int64_t r = 0; r < nq; ++r) {
       float* s = t.s.data() + r * kBlockK;
+      // Keys past `vis` are hidden; they cannot raise the max and their probability is 0 (written below).
+      const int64_t vis = g.visible_end(i0 + r, j0, nk);
       float mx = kNegInf;
-      for (int64_t c = 0; c < nk; ++c) {
-        if (!g.visible(b, i0 + r, j0 + c)) s[c] = kNegInf;
+      for (int64_t c = 0; c < vis; ++c) {
+        if (g.mask != nullptr && !g.visible(b, i0 + r, j0 + c)) s[c] = kNegInf;
         mx = std::max(mx, s[c]);
       }
       if (mx == kNegInf) {  // nothing visible in this tile: contributes zero, state unchanged
@@ -216,12 +227,13 @@ void forward_block(const Geometry& g, Tiles& t, const float* q, const float* k, 
       }
       const float m_new = std::max(t.m[r], mx);
       const float alpha = std::exp(t.m[r] - m_new);  // 0 on the first visible tile (acc and l are 0 then)
-      float sum = 0.0f;
-      for (int64_t c = 0; c < nk; ++c) {
-        // exp(-inf) = 0 for hidden keys: written directly, so the causal half of a tile costs no libm call.
+      float sum = 0.0f;  // >= 0 and never -0, so adding a hidden key's +0 would change nothing
+      for (int64_t c = 0; c < vis; ++c) {
+        // exp(-inf) = 0 for masked keys: written directly, without a libm call.
         s[c] = s[c] == kNegInf ? 0.0f : std::exp(s[c] - m_new);
         sum += s[c];
       }
+      std::fill(s + vis, s + nk, 0.0f);
       t.l[r] = t.l[r] * alpha + sum;
       t.m[r] = m_new;
       if (alpha != 1.0f)
