@@ -8,7 +8,8 @@
 //   pass 2, one task per (batch, q head, query block): dQ, summed over keys in index order.
 // Every sum therefore has an order fixed by the problem size alone: bitwise identical for any thread count.
 // Pass 2 recomputes scores that pass 1 also computed (7 instead of 5 tile products); that is the price of a
-// deterministic backward with no atomics and no [T, T] buffer.
+// deterministic backward with no atomics and no [T, T] buffer. When every key and every query fits one
+// block (short sequences), pass 1 holds each dS tile pass 2 would recompute and writes dQ itself.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -121,13 +122,17 @@ struct Geometry {
   bool visible(int64_t b, int64_t i, int64_t j) const {
     return j <= i + offset && (mask == nullptr || mask[b * kv_len + j] != 0);
   }
+  // Of keys [j0, j0 + nk), query i can see at most the first `visible_end` (exactly those when there is no
+  // key mask, the causal limit alone); keys past it are hidden. Loops then skip the per-key test.
+  int64_t visible_end(int64_t i, int64_t j0, int64_t nk) const { return std::clamp<int64_t>(i + offset + 1 - j0, 0, nk); }
 };
 
 // Per-task scratch, sized once per chunk and reused across its tasks.
 struct Tiles {
-  std::vector<float> qs, dout, acc, dv, kt, vt, s, dp, t1, t2, m, l, lse, di;
+  std::vector<float> qs, dout, acc, dv, dq, kt, vt, s, dp, t1, t2, m, l, lse, di;
   explicit Tiles(int64_t dim)
       : qs(kBlockQ * dim), dout(kBlockQ * dim), acc(std::max(kBlockQ, kBlockK) * dim), dv(kBlockK * dim),
+        dq(kBlockQ * dim),
         kt(dim * kBlockK), vt(dim * kBlockK),
         s(kBlockQ * kBlockK), dp(kBlockQ * kBlockK), t1(kBlockK * kBlockQ), t2(kBlockK * kBlockQ), m(kBlockQ),
         l(kBlockQ), lse(kBlockQ), di(kBlockQ) {}
@@ -152,9 +157,10 @@ void load_keys_transposed(const Geometry& g, const float* k, int64_t b, int64_t 
   transpose(k + g.kv_offset(b, j0, kv_head), g.kv_row, nk, g.dim, kt, kBlockK);
 }
 
-// out[nq, nk] = rows [nq, D] times cols_t [D, nk] (out has kBlockK columns of storage).
+// out[nq, nk] = rows [nq, D] times cols_t [D, nk] (out has kBlockK columns of storage). Only that
+// [nq, nk] corner is zeroed and written, and every reader of a tile reads only that corner.
 void tile_product(const Geometry& g, const float* rows, const float* cols_t, int64_t nq, int64_t nk, float* out) {
-  std::fill(out, out + kBlockQ * kBlockK, 0.0f);
+  for (int64_t r = 0; r < nq; ++r) std::fill(out + r * kBlockK, out + r * kBlockK + nk, 0.0f);
   mm_acc(nq, nk, g.dim, rows, g.dim, cols_t, kBlockK, out, kBlockK);
 }
 
@@ -165,10 +171,16 @@ void probs_and_dscores(const Geometry& g, Tiles& t, int64_t b, int64_t i0, int64
     float* s = t.s.data() + r * kBlockK;
     float* dp = t.dp.data() + r * kBlockK;
     const float lse = t.lse[r], di = t.di[r];
-    for (int64_t c = 0; c < nk; ++c) {
-      const float p = (lse != kNegInf && g.visible(b, i0 + r, j0 + c)) ? std::exp(s[c] - lse) : 0.0f;
+    const int64_t vis = g.visible_end(i0 + r, j0, nk);
+    for (int64_t c = 0; c < vis; ++c) {
+      const float p =
+          (lse != kNegInf && (g.mask == nullptr || g.visible(b, i0 + r, j0 + c))) ? std::exp(s[c] - lse) : 0.0f;
       s[c] = p;
       dp[c] = p * (dp[c] - di);
+    }
+    for (int64_t c = vis; c < nk; ++c) {  // hidden: p = 0, and dS = 0 * (dp - D_i) keeps its sign of zero
+      s[c] = 0.0f;
+      dp[c] = 0.0f * (dp[c] - di);
     }
   }
 }
@@ -191,7 +203,7 @@ void forward_block(const Geometry& g, Tiles& t, const float* q, const float* k, 
   const int64_t kv_head = h / g.group;
   const int64_t d = g.dim;
   load_rows(q + g.q_offset(b, i0, h), g.q_row, nq, d, g.scale, t.qs.data());
-  std::fill(t.acc.begin(), t.acc.end(), 0.0f);
+  std::fill(t.acc.begin(), t.acc.begin() + nq * d, 0.0f);  // accumulators: only the first nq rows are used
   std::fill(t.m.begin(), t.m.end(), kNegInf);
   std::fill(t.l.begin(), t.l.end(), 0.0f);
   const int64_t kend = g.key_end(i0 + nq);
@@ -202,9 +214,11 @@ void forward_block(const Geometry& g, Tiles& t, const float* q, const float* k, 
     // Online softmax: rescale what was accumulated under the old max, turn the tile into exp(s - m).
     for (int64_t r = 0; r < nq; ++r) {
       float* s = t.s.data() + r * kBlockK;
+      // Keys past `vis` are hidden; they cannot raise the max and their probability is 0 (written below).
+      const int64_t vis = g.visible_end(i0 + r, j0, nk);
       float mx = kNegInf;
-      for (int64_t c = 0; c < nk; ++c) {
-        if (!g.visible(b, i0 + r, j0 + c)) s[c] = kNegInf;
+      for (int64_t c = 0; c < vis; ++c) {
+        if (g.mask != nullptr && !g.visible(b, i0 + r, j0 + c)) s[c] = kNegInf;
         mx = std::max(mx, s[c]);
       }
       if (mx == kNegInf) {  // nothing visible in this tile: contributes zero, state unchanged
@@ -213,11 +227,13 @@ void forward_block(const Geometry& g, Tiles& t, const float* q, const float* k, 
       }
       const float m_new = std::max(t.m[r], mx);
       const float alpha = std::exp(t.m[r] - m_new);  // 0 on the first visible tile (acc and l are 0 then)
-      float sum = 0.0f;
-      for (int64_t c = 0; c < nk; ++c) {
-        s[c] = std::exp(s[c] - m_new);  // exp(-inf) = 0 for hidden keys
+      float sum = 0.0f;  // >= 0 and never -0, so adding a hidden key's +0 would change nothing
+      for (int64_t c = 0; c < vis; ++c) {
+        // exp(-inf) = 0 for masked keys: written directly, without a libm call.
+        s[c] = s[c] == kNegInf ? 0.0f : std::exp(s[c] - m_new);
         sum += s[c];
       }
+      std::fill(s + vis, s + nk, 0.0f);
       t.l[r] = t.l[r] * alpha + sum;
       t.m[r] = m_new;
       if (alpha != 1.0f)
@@ -236,14 +252,17 @@ void forward_block(const Geometry& g, Tiles& t, const float* q, const float* k, 
 // ---- backward -----------------------------------------------------------------------------------
 
 // dK, dV of keys [j0, j0 + nk) of one kv head, summed over its q heads and every query that sees them.
+// With gq (only when all keys and all queries fit one block each) it also writes dQ of the group's q heads
+// from the dS tile it already holds: pass 2 would recompute exactly that tile (same inputs, same
+// arithmetic) and take exactly this product, so the bits are the same and pass 2 is skipped.
 void backward_key_block(const Geometry& g, Tiles& t, const float* q, const float* k, const float* v,
-                        const float* gout, const float* lse, const float* di, float* gk, float* gv, int64_t b,
-                        int64_t kv_head, int64_t j0, int64_t nk) {
+                        const float* gout, const float* lse, const float* di, float* gk, float* gv, float* gq,
+                        int64_t b, int64_t kv_head, int64_t j0, int64_t nk) {
   const int64_t d = g.dim;
   std::vector<float>& dk = t.acc;  // [nk, D]
   std::vector<float>& dv = t.dv;   // [nk, D]
-  std::fill(dk.begin(), dk.end(), 0.0f);
-  std::fill(dv.begin(), dv.end(), 0.0f);
+  std::fill(dk.begin(), dk.begin() + nk * d, 0.0f);  // rows [0, nk) are used
+  std::fill(dv.begin(), dv.begin() + nk * d, 0.0f);
   load_keys_transposed(g, k, b, kv_head, j0, nk, t.kt.data());
   load_keys_transposed(g, v, b, kv_head, j0, nk, t.vt.data());
   const int64_t first_query = std::max<int64_t>(0, j0 - g.offset);  // queries below it see none of these keys
@@ -258,6 +277,14 @@ void backward_key_block(const Geometry& g, Tiles& t, const float* q, const float
       transpose(t.dp.data(), kBlockK, nq, nk, t.t2.data(), kBlockQ);  // dS^T [nk, nq]
       mm_acc(nk, d, nq, t.t1.data(), kBlockQ, t.dout.data(), d, dv.data(), d);  // dV += P^T dO
       mm_acc(nk, d, nq, t.t2.data(), kBlockQ, t.qs.data(), d, dk.data(), d);    // dK += dS^T (scale q)
+      if (gq) {  // dQ = scale * dS k, as backward_query_block computes it
+        std::fill(t.dq.begin(), t.dq.begin() + nq * d, 0.0f);
+        mm_acc(nq, d, nk, t.dp.data(), kBlockK, k + g.kv_offset(b, j0, kv_head), g.kv_row, t.dq.data(), d);
+        for (int64_t r = 0; r < nq; ++r) {
+          float* dst = gq + g.q_offset(b, i0 + r, h);
+          for (int64_t e = 0; e < d; ++e) dst[e] = g.scale * t.dq[r * d + e];
+        }
+      }
     }
   }
   for (int64_t c = 0; c < nk; ++c) {
@@ -274,7 +301,7 @@ void backward_query_block(const Geometry& g, Tiles& t, const float* q, const flo
   const int64_t d = g.dim;
   const int64_t kv_head = h / g.group;
   load_query_side(g, t, q, gout, lse, di, b, h, i0, nq);
-  std::fill(t.acc.begin(), t.acc.end(), 0.0f);
+  std::fill(t.acc.begin(), t.acc.begin() + nq * d, 0.0f);
   const int64_t kend = g.key_end(i0 + nq);
   for (int64_t j0 = 0; j0 < kend; j0 += kBlockK) {
     const int64_t nk = std::min(kBlockK, kend - j0);
@@ -336,17 +363,21 @@ void CpuBackend::attention_backward(const AttentionArgs& args, const float* q, c
   });
 
   const int64_t k_blocks = (g.kv_len + kBlockK - 1) / kBlockK;
+  const int64_t q_blocks = (g.q_len + kBlockQ - 1) / kBlockQ;
+  // One block of keys and one of queries (short sequences, as in RL on small tasks): pass 1 writes dQ too.
+  // (offset >= 0: pass 1 then starts at query 0, so it covers every query pass 2 would.)
+  const bool one_tile = k_blocks == 1 && q_blocks == 1 && g.offset >= 0;
   parallel_for(g.batch * g.kv_heads * k_blocks, 1, [&](int64_t tb, int64_t te) {
     Tiles& tiles = thread_tiles(d);
     for (int64_t task = tb; task < te; ++task) {
       const int64_t bg = task / k_blocks;
       const int64_t j0 = interleaved_block(task % k_blocks, k_blocks) * kBlockK;
-      backward_key_block(g, tiles, q, k, v, gout, lse, di.data(), gk, gv, bg / g.kv_heads, bg % g.kv_heads, j0,
-                         std::min(kBlockK, g.kv_len - j0));
+      backward_key_block(g, tiles, q, k, v, gout, lse, di.data(), gk, gv, one_tile ? gq : nullptr,
+                         bg / g.kv_heads, bg % g.kv_heads, j0, std::min(kBlockK, g.kv_len - j0));
     }
   });
+  if (one_tile) return;
 
-  const int64_t q_blocks = (g.q_len + kBlockQ - 1) / kBlockQ;
   parallel_for(g.batch * g.q_heads * q_blocks, 1, [&](int64_t tb, int64_t te) {
     Tiles& tiles = thread_tiles(d);
     for (int64_t task = tb; task < te; ++task) {

@@ -357,6 +357,52 @@ TEST_CASE("attention: bitwise identical forward and backward with 1 and 2 thread
   }
 }
 
+// Sequences that fit one 64-block take the one-pass backward (pass 1 also writes dQ); longer ones take
+// the two passes. The first `short_len` positions of a longer problem, with dO zero past them, must get
+// exactly the short problem's values and gradients: hidden keys and zero-gradient queries only add zeros.
+TEST_CASE("attention: the one-block backward gives the two-pass backward's bits", "[attention][determinism]") {
+  const int64_t batch = 2, q_heads = 4, kv_heads = 2, dim = 16, short_len = 48, long_len = 100;
+  auto prefix_rows = [&](const std::vector<float>& full, int64_t heads) {  // positions [0, short_len)
+    std::vector<float> out;
+    for (int64_t b = 0; b < batch; ++b) {
+      const auto first = full.begin() + b * long_len * heads * dim;
+      out.insert(out.end(), first, first + short_len * heads * dim);
+    }
+    return out;
+  };
+  const std::vector<float> q = random_values(batch * long_len * q_heads * dim, 301, -2.0f, 2.0f);
+  const std::vector<float> k = random_values(batch * long_len * kv_heads * dim, 302, -2.0f, 2.0f);
+  const std::vector<float> v = random_values(batch * long_len * kv_heads * dim, 303);
+  std::vector<float> gout = random_values(batch * long_len * q_heads * dim, 304);
+  for (int64_t b = 0; b < batch; ++b)  // no gradient from the queries the short problem does not have
+    std::fill(gout.begin() + (b * long_len + short_len) * q_heads * dim,
+              gout.begin() + (b + 1) * long_len * q_heads * dim, 0.0f);
+  auto run = [&](int64_t len, const std::vector<float>& qv, const std::vector<float>& kv, const std::vector<float>& vv,
+                 const std::vector<float>& gv) {
+    Tensor tq = Tensor::from_vector(qv, Shape{batch, len, q_heads, dim});
+    Tensor tk = Tensor::from_vector(kv, Shape{batch, len, kv_heads, dim});
+    Tensor tv = Tensor::from_vector(vv, Shape{batch, len, kv_heads, dim});
+    for (const Tensor* t : {&tq, &tk, &tv}) t->set_requires_grad(true);
+    Tensor out = ops::attention(tq, tk, tv);
+    out.backward(Tensor::from_vector(gv, Shape{batch, len, q_heads, dim}));
+    return std::vector<std::vector<float>>{out.to_vector(), tq.grad().to_vector(), tk.grad().to_vector(),
+                                           tv.grad().to_vector()};
+  };
+  const auto one_block = run(short_len, prefix_rows(q, q_heads), prefix_rows(k, kv_heads), prefix_rows(v, kv_heads),
+                             prefix_rows(gout, q_heads));
+  const auto two_pass = run(long_len, q, k, v, gout);
+  const int64_t heads[] = {q_heads, q_heads, kv_heads, kv_heads};
+  for (size_t i = 0; i < one_block.size(); ++i) {
+    INFO("tensor " << i << " (out, dq, dk, dv)");
+    const std::vector<float> shared = prefix_rows(two_pass[i], heads[i]);
+    REQUIRE(shared.size() == one_block[i].size());
+    CHECK(std::memcmp(shared.data(), one_block[i].data(), shared.size() * sizeof(float)) == 0);
+  }
+  float largest = 0.0f;  // the comparison is of real gradients, not of zeros
+  for (float g : one_block[1]) largest = std::max(largest, std::fabs(g));
+  CHECK(largest > 1e-3f);
+}
+
 // Not part of the suite (hidden tag): ./build/tests/test_runtime "[.attention_bench]" -s
 TEST_CASE("attention: forward + backward timing", "[.attention_bench]") {
   for (const Config& c : {Config{4, 256, 256, 4, 4, 64}, Config{12, 1024, 1024, 1, 1, 64},
