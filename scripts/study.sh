@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The long-reasoning study (issue 17, docs/results.md "Long reasoning"): every method of the paper's comparison
-# from one shared SFT checkpoint with one budget, over several seeds, on a task whose responses are 55-235
+# from one shared SFT checkpoint with one budget, over several seeds, on a task whose responses are 64-215
 # tokens long (configs/study-progression.yaml). Runs already finished are skipped, so the study can be stopped and
 # continued later; seeds are the outer loop, so a partial study has every method on the same seeds.
 # Ends with OUT/table.md (mean ± 95% CI, paired differences with dapo), OUT/curves.svg, OUT/report.html and

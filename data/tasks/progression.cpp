@@ -11,14 +11,14 @@ const std::vector<std::string>& ProgressionTask::option_names() {
 
 ProgressionTask::ProgressionTask(const TaskOptions& options)
     : Task(options.get_double("progression", "test_fraction", 0.1, 0.01, 0.99)),
-      min_steps_(static_cast<int>(options.get_int("progression", "min_steps", 8, 1, 64))),
-      max_steps_(static_cast<int>(options.get_int("progression", "max_steps", std::max(min_steps_, 26), 1, 64))) {
+      min_steps_(static_cast<int>(options.get_int("progression", "min_steps", 6, 1, 64))),
+      max_steps_(static_cast<int>(options.get_int("progression", "max_steps", std::max(min_steps_, 20), 1, 64))) {
   options.check_known("progression", option_names());
   GTPO_CHECK(min_steps_ <= max_steps_, "task progression: option 'min_steps' (", min_steps_,
              ") must not exceed 'max_steps' (", max_steps_, ")");
 }
 
-std::string ProgressionTask::alphabet() const { return sorted_unique_chars("0123456789+=# abfmoprsty\n"); }
+std::string ProgressionTask::alphabet() const { return sorted_unique_chars("0123456789+=<># abfmoprsty\n"); }
 
 std::optional<Problem> ProgressionTask::candidate(Rng& rng) const {
   const int64_t start = rng.range(1, 20);
@@ -30,8 +30,11 @@ std::optional<Problem> ProgressionTask::candidate(Rng& rng) const {
   int64_t value = start;
   while (value <= bound) {
     if (!steps.empty()) steps += ' ';
-    steps += std::to_string(value) + "+" + std::to_string(step) + "=" + std::to_string(value + step);
     value += step;
+    // Each step compares its value with the bound, so the stop is learnt at every step and not from the one
+    // end-of-list decision per problem (without it a 0.75M model stopped by length, at 4% accuracy).
+    steps += std::to_string(value - step) + "+" + std::to_string(step) + "=" + std::to_string(value) +
+             (value > bound ? ">" : "<") + std::to_string(bound);
   }
   Problem p;
   p.task = name();
