@@ -11,6 +11,8 @@
 #   --list          print the methods and the overrides that define them, then exit
 #   --no-build      use the gtpo binary as it is (no setup.sh, no build.sh)
 #   --report-only   skip training: summarise the runs that exist
+# Two studies may share OUT with different --seeds (one per core, GTPO_THREADS=1) once the first has made the
+# SFT checkpoint; each trains only its own seeds.
 # Environment: GTPO_BUILD_DIR (default build/), GTPO_THREADS (threads per run, default: the library's).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -40,7 +42,7 @@ while [ $# -gt 0 ]; do
     --report-only) report_only=1; shift ;;
     --no-build) build=0; shift ;;
     --list) for m in $methods; do printf '%-14s %s\n' "$m" "${method_overrides[$m]}"; done; exit 0 ;;
-    -h|--help) sed -n 2,15p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
     *) echo "study.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -58,7 +60,7 @@ gtpo="${GTPO_BUILD_DIR:-$root/build}/gtpo"
 threads=() eval_threads=()
 if [ -n "${GTPO_THREADS:-}" ]; then threads=(train.threads="$GTPO_THREADS"); eval_threads=(--threads "$GTPO_THREADS"); fi
 mkdir -p "$out"
-cp "$config" "$out/study-config.yaml.new" && mv "$out/study-config.yaml.new" "$out/study-config.yaml"
+cp "$config" "$out/study-config.yaml.$$" && mv "$out/study-config.yaml.$$" "$out/study-config.yaml"  # $$: two studies may share OUT (different --seeds)
 [ -n "$steps" ] || steps="$(sed -n 's/^  steps: *\([0-9]*\).*/\1/p' <(sed -n '/^train:/,/^[a-z]/p' "$config") | head -1)"
 [ -n "$steps" ] || { echo "study.sh: $config has no train.steps; give --steps" >&2; exit 2; }
 
@@ -73,8 +75,8 @@ if [ "$report_only" = 0 ]; then
   if [ ! -s "$out/sft-eval.txt" ]; then
     # The start of every run, evaluated once with the runs' eval settings (the runs skip it: eval.before_rl=false).
     echo "== evaluating the SFT checkpoint"
-    "$gtpo" eval --checkpoint "$out/sft" --seed 0 "${eval_threads[@]}" > "$out/sft-eval.txt.new"
-    mv "$out/sft-eval.txt.new" "$out/sft-eval.txt"
+    "$gtpo" eval --checkpoint "$out/sft" --seed 0 "${eval_threads[@]}" > "$out/sft-eval.txt.$$"
+    mv "$out/sft-eval.txt.$$" "$out/sft-eval.txt"
     cat "$out/sft-eval.txt"
   fi
   total=0 done_before=0
