@@ -42,7 +42,7 @@ while [ $# -gt 0 ]; do
     --report-only) report_only=1; shift ;;
     --no-build) build=0; shift ;;
     --list) for m in $methods; do printf '%-14s %s\n' "$m" "${method_overrides[$m]}"; done; exit 0 ;;
-    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
     *) echo "study.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
