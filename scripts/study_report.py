@@ -195,7 +195,8 @@ def main():
         cells = []
         for s in marks:
             vals = [smooth(c[key], 5)[s - 1] for key, _ in CURVES]
-            cells.append(" / ".join("—" if v is None else (f"{v:.2f}" if i < 2 else f"{v:.0f}") for i, v in enumerate(vals)))
+            digits = (2, 3, 0)  # accuracy, entropy (small after SFT), length in tokens
+            cells.append(" / ".join("—" if v is None else f"{v:.{digits[i]}f}" for i, v in enumerate(vals)))
         lines.append(f"| {m} | " + " | ".join(cells) + " |")
     table = "\n".join(lines) + "\n"
     with open(os.path.join(args.out, "table.md.new"), "w") as f:

@@ -146,6 +146,6 @@ TEST_CASE("study.sh --report-only: means, t intervals and paired differences on 
   CHECK_THAT(table, Contains("| gtpo | 3 | 0.700 ± 0.430 | 0.350 ± 0.215 | 50.0 ± 0.0 |"));
   CHECK_THAT(table, Contains("| gtpo | 3 | 0.100 ± 0.248 | 2/1/0 | 0.050 ± 0.124 |"));
   // Curves: the 5-step window mean over seeds (step 2 averages steps 1 and 2).
-  CHECK_THAT(table, Contains("| dapo | 0.25 / 1.00 / 101 | 0.38 / 0.75 / 102 |"));
+  CHECK_THAT(table, Contains("| dapo | 0.25 / 1.000 / 101 | 0.38 / 0.750 / 102 |"));
   fs::remove_all(dir);
 }
