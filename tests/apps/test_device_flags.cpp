@@ -9,6 +9,7 @@
 #include "apps/commands.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"
+#include "tests/support/child_process.h"
 #include "tests/support/commands.h"
 
 using namespace gtpo;
@@ -17,23 +18,8 @@ using Catch::Contains;
 namespace fs = std::filesystem;
 
 namespace {
-struct Result {
-  int code = -1;
-  std::string output;  // stdout and stderr
-};
-
-Result run_gtpo(const std::string& args) {
-  const std::string cmd = "GTPO_DISABLE_CUDA=1 OMP_WAIT_POLICY=passive " + std::string(GTPO_BINARY_DIR) + "/gtpo " +
-                          args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+testing::ShellResult run_gtpo(const std::string& args) {
+  return testing::run_shell("GTPO_DISABLE_CUDA=1 OMP_WAIT_POLICY=passive " + testing::gtpo_binary() + " " + args);
 }
 
 const char* kConfig = R"(model:
@@ -55,7 +41,7 @@ log: {progress: false}
 TEST_CASE("apps: every model command documents --device, bench also --precision", "[apps][device]") {
   for (const char* cmd : {"train", "sft", "eval", "sample", "score", "bench"}) {
     INFO(cmd);
-    const Result r = run_gtpo(std::string(cmd) + " --help");
+    const testing::ShellResult r = run_gtpo(std::string(cmd) + " --help");
     CHECK(r.code == 0);
     CHECK_THAT(r.output, Contains("--device") && Contains("cpu or cuda"));
   }
@@ -92,14 +78,14 @@ TEST_CASE("apps: device cuda without a GPU is one clean error line and exit code
   };
   for (const Case& c : cases) {
     INFO(c.args);
-    const Result r = run_gtpo(c.args);
+    const testing::ShellResult r = run_gtpo(c.args);
     CHECK(r.code == 1);
     CHECK_THAT(r.output, Contains(std::string("gtpo ") + c.name + ": error: " + expected));
     CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);  // one line, no stack of messages
   }
   CHECK_FALSE(fs::exists(out));  // refused before the run directory was made
   // The same config on the CPU runs (so it was the device, not the config, that failed above).
-  const Result cpu = run_gtpo("sft " + config + " train.out_dir=" + out + " --device cpu");
+  const testing::ShellResult cpu = run_gtpo("sft " + config + " train.out_dir=" + out + " --device cpu");
   CHECK(cpu.code == 0);
   INFO(cpu.output);
   CHECK(fs::exists(out + "/sft/model.safetensors"));

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "runtime/io/atomic_file.h"
+#include "tests/support/child_process.h"
 #include "tests/support/commands.h"
 
 using namespace gtpo;
@@ -43,15 +44,9 @@ eval:
   k: 2
 )";
 
-// Runs a shell command, returns its exit status and its stdout + stderr.
 std::pair<int, std::string> shell(const std::string& command) {
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  const testing::ShellResult r = testing::run_shell(command);
+  return {r.code, r.output};
 }
 
 double final_greedy_accuracy(const std::string& run) {

@@ -7,11 +7,28 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 namespace gtpo::testing {
+
+// Runs a shell command line to its end: its exit status (-1 if a signal ended it) and its stdout + stderr.
+struct ShellResult {
+  int code = -1;
+  std::string output;
+};
+inline ShellResult run_shell(const std::string& command) {
+  ShellResult r;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, pipe)) r.output.append(buf, n);
+  const int status = ::pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
 
 inline std::string gtpo_binary() { return std::string(GTPO_BINARY_DIR) + "/gtpo"; }
 
