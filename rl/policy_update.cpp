@@ -99,22 +99,25 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
         if (std::find(m.begin(), m.end(), 1) != m.end()) active.push_back(i);
       }
       if (active.empty()) continue;
-      // Micro-batches bounded by rl.micro_batch_tokens padded tokens; the weights above already span the
-      // whole mini-batch, so the split changes only the order gradients are summed in.
+      // Micro-batches (rl.micro_batch_tokens, rl.group_by_length); the weights above already span the whole
+      // mini-batch, so the split changes only the order gradients are summed in.
       std::vector<int64_t> lengths;
       for (int64_t item : active) {
         const model::Sample& s = batch.items[static_cast<size_t>(item)].sample;
         lengths.push_back(static_cast<int64_t>(s.prompt_tokens.size() + s.tokens.size()));
       }
       // With several ranks, the micro-batches one process would run are dealt out in contiguous blocks.
-      const auto micro = micro_batches(lengths, rl.micro_batch_tokens);
+      const auto micro = plan_micro_batches(
+          lengths, {rl.micro_batch_tokens, rl.group_by_length, micro_batch_overhead_tokens(policy.device())});
       const dist::Share share = dist::share_of(static_cast<int64_t>(micro.size()), comm.rank(), comm.size());
       std::vector<PolicyLossMetrics> micro_metrics;
       for (int64_t mb = share.first; mb < share.last; ++mb) {
-        const auto [a0, a1] = micro[static_cast<size_t>(mb)];
+        // The items of this micro-batch, in row order.
+        std::vector<int64_t> rows;
+        for (size_t a : micro[static_cast<size_t>(mb)]) rows.push_back(active[a]);
         std::vector<std::vector<int32_t>> seqs;
-        for (size_t a = a0; a < a1; ++a) {
-          const model::Sample& s = batch.items[static_cast<size_t>(active[a])].sample;
+        for (int64_t item : rows) {
+          const model::Sample& s = batch.items[static_cast<size_t>(item)].sample;
           std::vector<int32_t> seq = s.prompt_tokens;
           seq.insert(seq.end(), s.tokens.begin(), s.tokens.end());
           seqs.push_back(std::move(seq));
@@ -126,8 +129,8 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
         in.advantages.assign(n, 0.0f);
         in.token_weights.assign(n, 0.0f);
         in.sequence_level = adv.sequence_level_loss;
-        for (size_t a = a0; a < a1; ++a) {
-          const int64_t item = active[a], row = static_cast<int64_t>(a - a0);
+        for (int64_t row = 0; row < pb.rows; ++row) {
+          const int64_t item = rows[static_cast<size_t>(row)];
           const model::Sample& s = batch.items[static_cast<size_t>(item)].sample;
           const ResponseResult& r = adv.responses[static_cast<size_t>(item)];
           const int64_t p = static_cast<int64_t>(s.prompt_tokens.size());
@@ -156,8 +159,8 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
         Tensor loss = policy_loss(lp_ent.logprob, entropy_needed ? lp_ent.entropy : lp_ent.entropy.detach(), in, rl, &m, &clip);
         loss.backward();
         micro_metrics.push_back(m);
-        for (size_t a = a0; a < a1; ++a) {
-          const int64_t item = active[a], row = static_cast<int64_t>(a - a0);
+        for (int64_t row = 0; row < pb.rows; ++row) {
+          const int64_t item = rows[static_cast<size_t>(row)];
           const model::Sample& s = batch.items[static_cast<size_t>(item)].sample;
           const int64_t p = static_cast<int64_t>(s.prompt_tokens.size());
           computed_here[static_cast<size_t>(item)] = 1;

@@ -86,7 +86,11 @@ std::vector<RlKey> shared_keys() {
             "prompts per optimiser step within a pass; 0 = every prompt of the step"),
       field("rl", "micro_batch_tokens", &RlConfig::micro_batch_tokens, config::integer<int64_t>(0),
             "padded tokens (prompt + response) of one forward/backward; the mini-batch is split into micro-batches "
-            "that fit and their gradients add up to the same update; 0 = the whole mini-batch at once"),
+            "that fit and their gradients add up to the same update; 0 = no bound"),
+      field("rl", "group_by_length", &RlConfig::group_by_length, config::boolean(),
+            "sort the mini-batch's sequences by length and cut it into micro-batches padded only to their own "
+            "longest, wherever the padding saved outweighs one more forward/backward; false = micro-batches in "
+            "rollout order (with micro_batch_tokens 0: the whole mini-batch at once)"),
   };
 }
 

@@ -49,7 +49,8 @@ struct RlConfig {
   double entropy_coef = 0.0;
   int ppo_epochs = 1;
   int mini_batch_prompts = 0;              // 0 = every prompt of the step in one mini-batch
-  int64_t micro_batch_tokens = 0;          // padded tokens per forward/backward; 0 = the whole mini-batch
+  int64_t micro_batch_tokens = 0;          // padded tokens per forward/backward; 0 = no bound
+  bool group_by_length = true;             // micro-batches of similar lengths, cut where padding costs more
   double forking_rho = 0.2;                // dapo_forking.rho
   GtpoConfig gtpo;
   GrpoSConfig grpo_s;

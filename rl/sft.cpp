@@ -44,7 +44,11 @@ std::vector<RunKey> schema::sft_keys() {
       field("sft", "beta2", &RunConfig::sft, &SftSection::beta2, config::number(0, 1, false, true), "SFT AdamW β2"),
       field("sft", "micro_batch_tokens", &RunConfig::sft, &SftSection::micro_batch_tokens, i64(0),
             "padded tokens of one SFT forward/backward; the batch is split into micro-batches that fit and their "
-            "gradients add up to the same update; 0 = the whole batch at once"),
+            "gradients add up to the same update; 0 = no bound"),
+      field("sft", "group_by_length", &RunConfig::sft, &SftSection::group_by_length, config::boolean(),
+            "sort the batch's sequences by length and cut it into micro-batches padded only to their own longest, "
+            "wherever the padding saved outweighs one more forward/backward; false = micro-batches in problem "
+            "order (with micro_batch_tokens 0: the whole batch at once)"),
       field("sft", "eval_every", &RunConfig::sft, &SftSection::eval_every, i64(0),
             "greedy test accuracy every this many SFT steps, logged in sft.jsonl; 0 = only at the end"),
   };
@@ -90,18 +94,19 @@ void continue_sft(model::Transformer& model, const data::Tokenizer& tokenizer, c
       lengths.push_back(static_cast<int64_t>(seqs.back().size()));
       tokens += lengths.back() - first;
     }
-    const auto ranges = micro_batches(lengths, o.micro_batch_tokens);
+    const auto micro = plan_micro_batches(
+        lengths, {o.micro_batch_tokens, o.group_by_length, micro_batch_overhead_tokens(model.device())});
     double loss_value = 0.0;
-    for (const auto& [m0, m1] : ranges) {
-      const std::vector<std::vector<int32_t>> part(seqs.begin() + static_cast<std::ptrdiff_t>(m0),
-                                                   seqs.begin() + static_cast<std::ptrdiff_t>(m1));
+    for (const std::vector<size_t>& rows : micro) {
+      std::vector<std::vector<int32_t>> part;
+      for (size_t i : rows) part.push_back(seqs[i]);
       PaddedBatch b = pad_right(part, pad, model.device());
       // Targets: the next token at supervised positions, ignore (-100) elsewhere.
       std::vector<int32_t> targets(b.next.size(), -100);
       int64_t part_tokens = 0;
       for (int64_t r = 0; r < b.rows; ++r) {
         const std::vector<int32_t>& seq = part[static_cast<size_t>(r)];
-        for (int64_t j = firsts[m0 + static_cast<size_t>(r)]; j < static_cast<int64_t>(seq.size()); ++j) {
+        for (int64_t j = firsts[rows[static_cast<size_t>(r)]]; j < static_cast<int64_t>(seq.size()); ++j) {
           targets[static_cast<size_t>(b.predicting(r, j))] = seq[static_cast<size_t>(j)];
           ++part_tokens;
         }
@@ -110,7 +115,7 @@ void continue_sft(model::Transformer& model, const data::Tokenizer& tokenizer, c
       Tensor loss = ops::cross_entropy(logits, Tensor::from_ints(targets, {b.rows * b.length}, model.device()));
       // The mean over this part, weighted by its share of the batch's tokens (exactly the batch mean when
       // there is one part).
-      if (ranges.size() > 1)
+      if (micro.size() > 1)
         loss = ops::mul_scalar(loss, static_cast<float>(part_tokens) / static_cast<float>(tokens));
       loss.backward();
       loss_value += loss.item();

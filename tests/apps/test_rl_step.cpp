@@ -52,8 +52,8 @@ double max_relative_difference(const std::vector<std::vector<float>>& a, const s
 }
 
 // The change one step makes to a fresh model (same seed, so the same rollout batch) under
-// rl.micro_batch_tokens = BUDGET.
-std::vector<std::vector<float>> updated_weights(int64_t budget, rl::RlStepResult* first_step = nullptr) {
+// rl.micro_batch_tokens = BUDGET and rl.group_by_length = GROUP.
+std::vector<std::vector<float>> updated_weights(int64_t budget, bool group, rl::RlStepResult* first_step = nullptr) {
   rl::RunConfig c = rl::parse_run_config(kConfig, "test config");
   apps::RunObjects run = apps::build_run(c);
   const std::vector<std::vector<float>> before = weights(*run.model);
@@ -61,6 +61,7 @@ std::vector<std::vector<float>> updated_weights(int64_t budget, rl::RlStepResult
   const rl::RlStepModels models{*run.model, nullptr, optimizer, *run.tokenizer, *run.source, nullptr};
   uint64_t cursor = 0;
   c.rl.micro_batch_tokens = budget;
+  c.rl.group_by_length = group;
   rl::RlStepResult r = rl::rl_step(models, c, cursor, 1, 1e-2f);
   CHECK(r.update.optimizer_steps == 1);
   CHECK(r.update.tokens > 0);
@@ -74,8 +75,8 @@ std::vector<std::vector<float>> updated_weights(int64_t budget, rl::RlStepResult
 
 TEST_CASE("rl_step: one step's metrics and data, the same twice", "[rl][step]") {
   rl::RlStepResult a, b;
-  const auto wa = updated_weights(0, &a);
-  const auto wb = updated_weights(0, &b);
+  const auto wa = updated_weights(0, true, &a);
+  const auto wb = updated_weights(0, true, &b);
   CHECK(wa == wb);
   REQUIRE(a.batch.items.size() == 16);
   CHECK(a.batch.responses.size() == a.batch.items.size());
@@ -92,11 +93,12 @@ TEST_CASE("rl_step: one step's metrics and data, the same twice", "[rl][step]") 
 }
 
 TEST_CASE("rl_step: micro-batch budgets give the same update up to summation order", "[rl][step][micro-batch]") {
-  const auto whole = updated_weights(0);
-  // 16 sequences of at most ~30 tokens: 200 tokens gives a few micro-batches, 1 gives one per sequence.
-  for (int64_t budget : {int64_t{100000}, int64_t{200}, int64_t{1}}) {
+  const auto whole = updated_weights(0, false);
+  // 16 sequences of at most ~30 tokens: 200 tokens gives a few micro-batches, 1 gives one per sequence;
+  // -1 stands for no budget with grouping by length (the default), which cuts where padding costs most.
+  for (int64_t budget : {int64_t{100000}, int64_t{200}, int64_t{1}, int64_t{-1}}) {
     INFO("rl.micro_batch_tokens=" << budget);
-    const auto split = updated_weights(budget);
+    const auto split = budget < 0 ? updated_weights(0, true) : updated_weights(budget, false);
     if (budget == 100000) {
       CHECK(split == whole);  // one micro-batch: the same computation, bit for bit
     } else {
@@ -110,9 +112,10 @@ TEST_CASE("rl_step: micro-batch budgets give the same update up to summation ord
 }
 
 TEST_CASE("sft: micro-batch budgets give the same update up to summation order", "[rl][sft][micro-batch]") {
-  auto train = [](int64_t budget, double* loss) {
+  auto train = [](int64_t budget, double* loss, bool group = false) {
     rl::RunConfig c = rl::parse_run_config(kConfig, "test config");
     c.sft.micro_batch_tokens = budget;
+    c.sft.group_by_length = group;
     apps::RunObjects run = apps::build_run(c);
     uint64_t cursor = 0;
     rl::run_sft(*run.model, *run.tokenizer, *run.source, c, cursor, [&](const rl::SftStep& s) { *loss = s.loss; });
@@ -126,6 +129,11 @@ TEST_CASE("sft: micro-batch budgets give the same update up to summation order",
   CHECK(loss_split == Approx(loss_whole).epsilon(1e-5));
   CHECK(max_relative_difference(whole, split) < 1e-4);
   CHECK(max_relative_difference(whole, split) > 0.0);
+  double loss_grouped = 0;  // sft.group_by_length (the default): micro-batches of similar lengths
+  const auto grouped = train(0, &loss_grouped, true);
+  CHECK(loss_grouped == Approx(loss_whole).epsilon(1e-5));
+  CHECK(max_relative_difference(whole, grouped) < 1e-4);
+  CHECK(max_relative_difference(whole, grouped) > 0.0);
 }
 
 TEST_CASE("evaluate: eval.k = 6 reports pass@1, 2, 4 and 6", "[rl][eval]") {
