@@ -19,6 +19,7 @@
 
 #include "runtime/cpu/cpu_attention_decode.h"
 #include "runtime/cpu/cpu_backend.h"
+#include "runtime/cpu/cpu_vec_math.h"
 #include "runtime/error.h"
 #include "runtime/parallel.h"
 
@@ -57,30 +58,45 @@ constexpr int kLanes = 8;
 #endif
 typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
 
+// The register tile c[i..i+MR, j..j+NV·kLanes) += a[i.., 0..k) b[0..k, j..): MR·NV vector accumulators
+// stay in registers over the whole k loop (the scalar tail reloads and stores c for every p).
+template <int64_t MR, int64_t NV>
+void tile_acc(int64_t i, int64_t j, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+              int64_t ldc) {
+  Lanes acc[MR][NV];
+  for (int64_t r = 0; r < MR; ++r)
+    for (int64_t t = 0; t < NV; ++t) std::memcpy(&acc[r][t], c + (i + r) * ldc + j + t * kLanes, sizeof(Lanes));
+  for (int64_t p = 0; p < k; ++p) {
+    Lanes bv[NV];
+    for (int64_t t = 0; t < NV; ++t) std::memcpy(&bv[t], b + p * ldb + j + t * kLanes, sizeof(Lanes));
+    for (int64_t r = 0; r < MR; ++r) {
+      const float av = a[(i + r) * lda + p];
+      for (int64_t t = 0; t < NV; ++t) acc[r][t] += av * bv[t];
+    }
+  }
+  for (int64_t r = 0; r < MR; ++r)
+    for (int64_t t = 0; t < NV; ++t) std::memcpy(c + (i + r) * ldc + j + t * kLanes, &acc[r][t], sizeof(Lanes));
+}
+
+// Rows [i, i + MR) of c: two-vector tiles, then a one-vector tile (a head dim of 16 is one AVX-512 vector,
+// which is every n of the P·V, dV, dK and dQ products in the quick start), then the scalar tail.
+template <int64_t MR>
+void row_block(int64_t i, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+               int64_t ldc) {
+  int64_t j = 0;
+  for (; j + 2 * kLanes <= n; j += 2 * kLanes) tile_acc<MR, 2>(i, j, k, a, lda, b, ldb, c, ldc);
+  for (; j + kLanes <= n; j += kLanes) tile_acc<MR, 1>(i, j, k, a, lda, b, ldb, c, ldc);
+  if (j < n) rows_acc(i, i + MR, j, n, k, a, lda, b, ldb, c, ldc);
+}
+
 void mm_acc(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
             int64_t ldc) {
-  constexpr int64_t MR = 4, NV = 2, NR = NV * kLanes;  // 8 vector accumulators
+  // 8 rows × 2 vectors = 16 accumulators fit AVX-512's 32 registers; AVX2's 16 hold 4 × 2.
+  constexpr int64_t kRowsWide = kLanes == 16 ? 8 : 4;
   int64_t i = 0;
-  for (; i + MR <= m; i += MR) {
-    int64_t j = 0;
-    for (; j + NR <= n; j += NR) {
-      Lanes acc[MR][NV];
-      for (int64_t r = 0; r < MR; ++r)
-        for (int64_t t = 0; t < NV; ++t) std::memcpy(&acc[r][t], c + (i + r) * ldc + j + t * kLanes, sizeof(Lanes));
-      for (int64_t p = 0; p < k; ++p) {
-        Lanes bv[NV];
-        for (int64_t t = 0; t < NV; ++t) std::memcpy(&bv[t], b + p * ldb + j + t * kLanes, sizeof(Lanes));
-        for (int64_t r = 0; r < MR; ++r) {
-          const float av = a[(i + r) * lda + p];
-          for (int64_t t = 0; t < NV; ++t) acc[r][t] += av * bv[t];
-        }
-      }
-      for (int64_t r = 0; r < MR; ++r)
-        for (int64_t t = 0; t < NV; ++t) std::memcpy(c + (i + r) * ldc + j + t * kLanes, &acc[r][t], sizeof(Lanes));
-    }
-    if (j < n) rows_acc(i, i + MR, j, n, k, a, lda, b, ldb, c, ldc);
-  }
-  if (i < m) rows_acc(i, m, 0, n, k, a, lda, b, ldb, c, ldc);
+  for (; i + kRowsWide <= m; i += kRowsWide) row_block<kRowsWide>(i, n, k, a, lda, b, ldb, c, ldc);
+  for (; i + 4 <= m; i += 4) row_block<4>(i, n, k, a, lda, b, ldb, c, ldc);
+  for (; i < m; ++i) row_block<1>(i, n, k, a, lda, b, ldb, c, ldc);
 }
 
 // dst[c * ld_dst + r] = src[r * ld_src + c] for a [rows, cols] source.
@@ -165,18 +181,28 @@ void tile_product(const Geometry& g, const float* rows, const float* cols_t, int
 }
 
 // Turns the score tile into probabilities p = exp(s - lse) (0 where not visible or where lse = -inf), and,
-// with dp = dO . v already in t.dp, into dS = p (dp - D_i), left in t.dp.
+// with dp = dO . v already in t.dp, into dS = p (dp - D_i), left in t.dp. The exp is the forward's
+// (cpu_math::exp_bounded), so p is exactly the forward's probability; without a key mask the loop has no
+// branch and vectorises.
 void probs_and_dscores(const Geometry& g, Tiles& t, int64_t b, int64_t i0, int64_t j0, int64_t nq, int64_t nk) {
   for (int64_t r = 0; r < nq; ++r) {
     float* s = t.s.data() + r * kBlockK;
     float* dp = t.dp.data() + r * kBlockK;
     const float lse = t.lse[r], di = t.di[r];
-    const int64_t vis = g.visible_end(i0 + r, j0, nk);
-    for (int64_t c = 0; c < vis; ++c) {
-      const float p =
-          (lse != kNegInf && (g.mask == nullptr || g.visible(b, i0 + r, j0 + c))) ? std::exp(s[c] - lse) : 0.0f;
-      s[c] = p;
-      dp[c] = p * (dp[c] - di);
+    // A row that sees nothing (lse = -inf) has p = 0 everywhere, as its hidden keys do.
+    const int64_t vis = lse == kNegInf ? 0 : g.visible_end(i0 + r, j0, nk);
+    if (g.mask == nullptr) {
+      for (int64_t c = 0; c < vis; ++c) {
+        const float p = cpu_math::exp_bounded(s[c] - lse);
+        s[c] = p;
+        dp[c] = p * (dp[c] - di);
+      }
+    } else {
+      for (int64_t c = 0; c < vis; ++c) {
+        const float p = g.visible(b, i0 + r, j0 + c) ? cpu_math::exp_bounded(s[c] - lse) : 0.0f;
+        s[c] = p;
+        dp[c] = p * (dp[c] - di);
+      }
     }
     for (int64_t c = vis; c < nk; ++c) {  // hidden: p = 0, and dS = 0 * (dp - D_i) keeps its sign of zero
       s[c] = 0.0f;
@@ -226,13 +252,14 @@ void forward_block(const Geometry& g, Tiles& t, const float* q, const float* k, 
         continue;
       }
       const float m_new = std::max(t.m[r], mx);
-      const float alpha = std::exp(t.m[r] - m_new);  // 0 on the first visible tile (acc and l are 0 then)
+      // 0 on the first visible tile (acc and l are 0 then).
+      const float alpha = cpu_math::exp_bounded(t.m[r] - m_new);
+      // cpu_math::exp_bounded, not libm's scalar expf: the loop vectorises, a masked key's -inf gives 0, and
+      // the decode path (cpu_attention_decode.cpp) uses the same exp, so the sampler's and the update's
+      // probabilities round alike. The sum is a separate, sequential loop (a fixed order).
+      for (int64_t c = 0; c < vis; ++c) s[c] = cpu_math::exp_bounded(s[c] - m_new);
       float sum = 0.0f;  // >= 0 and never -0, so adding a hidden key's +0 would change nothing
-      for (int64_t c = 0; c < vis; ++c) {
-        // exp(-inf) = 0 for masked keys: written directly, without a libm call.
-        s[c] = s[c] == kNegInf ? 0.0f : std::exp(s[c] - m_new);
-        sum += s[c];
-      }
+      for (int64_t c = 0; c < vis; ++c) sum += s[c];
       std::fill(s + vis, s + nk, 0.0f);
       t.l[r] = t.l[r] * alpha + sum;
       t.m[r] = m_new;
