@@ -167,17 +167,27 @@ Tiles& thread_tiles(int64_t dim) {
   return *tiles;
 }
 
-// kt [D, nk] = keys [j0, j0 + nk) of one kv head, transposed so that score tiles vectorise across keys.
+// Columns a score tile of nk keys is computed over: nk rounded up to whole vectors (within the kBlockK
+// columns of storage), so that mm_acc runs register tiles only, never its scalar tail (a quick-start
+// sequence of 30 keys has 14 columns past one AVX-512 vector). Each output column is computed on its own,
+// so the extra columns cannot change the first nk; nobody reads them.
+int64_t wide_columns(int64_t nk) { return std::min(kBlockK, (nk + kLanes - 1) / kLanes * kLanes); }
+
+// kt [D, nk] = keys [j0, j0 + nk) of one kv head, transposed so that score tiles vectorise across keys;
+// the columns up to wide_columns(nk) are zero, so that every value a tile product reads was written here.
 void load_keys_transposed(const Geometry& g, const float* k, int64_t b, int64_t kv_head, int64_t j0, int64_t nk,
                           float* kt) {
   transpose(k + g.kv_offset(b, j0, kv_head), g.kv_row, nk, g.dim, kt, kBlockK);
+  const int64_t wide = wide_columns(nk);
+  for (int64_t d = 0; d < g.dim; ++d) std::fill(kt + d * kBlockK + nk, kt + d * kBlockK + wide, 0.0f);
 }
 
-// out[nq, nk] = rows [nq, D] times cols_t [D, nk] (out has kBlockK columns of storage). Only that
-// [nq, nk] corner is zeroed and written, and every reader of a tile reads only that corner.
+// out[nq, nk] = rows [nq, D] times cols_t [D, nk] (out has kBlockK columns of storage), computed over
+// wide_columns(nk) columns; readers read only the [nq, nk] corner.
 void tile_product(const Geometry& g, const float* rows, const float* cols_t, int64_t nq, int64_t nk, float* out) {
-  for (int64_t r = 0; r < nq; ++r) std::fill(out + r * kBlockK, out + r * kBlockK + nk, 0.0f);
-  mm_acc(nq, nk, g.dim, rows, g.dim, cols_t, kBlockK, out, kBlockK);
+  const int64_t wide = wide_columns(nk);
+  for (int64_t r = 0; r < nq; ++r) std::fill(out + r * kBlockK, out + r * kBlockK + wide, 0.0f);
+  mm_acc(nq, wide, g.dim, rows, g.dim, cols_t, kBlockK, out, kBlockK);
 }
 
 // Turns the score tile into probabilities p = exp(s - lse) (0 where not visible or where lse = -inf), and,
