@@ -9,7 +9,9 @@ namespace gtpo::rl {
 
 namespace {
 
-bool within_budget(int64_t rows, int64_t longest, int64_t budget) { return budget <= 0 || rows == 1 || rows * longest <= budget; }
+bool within_budget(int64_t rows, int64_t longest, int64_t budget) {
+  return budget <= 0 || rows == 1 || rows * longest <= budget;
+}
 
 std::vector<std::vector<std::size_t>> consecutive_runs(const std::vector<int64_t>& lengths, int64_t budget) {
   std::vector<std::vector<std::size_t>> runs;
@@ -30,11 +32,13 @@ std::vector<std::vector<std::size_t>> consecutive_runs(const std::vector<int64_t
 // Sorted lengths make a run's padded size (count × its last length) known for any cut, so the cheapest
 // cuts come from a shortest-path over cut points: cost[j] = min over i of cost[i] + (j − i)·len[j − 1] +
 // overhead. O(n²) in the worst case (no budget), a few milliseconds for thousands of sequences.
-std::vector<std::vector<std::size_t>> runs_by_length(const std::vector<int64_t>& lengths, const MicroBatchPlan& plan) {
+std::vector<std::vector<std::size_t>> runs_by_length(const std::vector<int64_t>& lengths,
+                                                     const MicroBatchPlan& plan) {
   const std::size_t n = lengths.size();
   std::vector<std::size_t> order(n);
   for (std::size_t i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return lengths[a] < lengths[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return lengths[a] < lengths[b]; });
   std::vector<int64_t> cost(n + 1, std::numeric_limits<int64_t>::max());
   std::vector<std::size_t> cut(n + 1, 0);
   cost[0] = 0;
@@ -51,8 +55,9 @@ std::vector<std::vector<std::size_t>> runs_by_length(const std::vector<int64_t>&
     }
   }
   std::vector<std::vector<std::size_t>> runs;
-  for (std::size_t j = n; j > 0; j = cut[j]) runs.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(cut[j]),
-                                                               order.begin() + static_cast<std::ptrdiff_t>(j));
+  for (std::size_t j = n; j > 0; j = cut[j])
+    runs.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(cut[j]),
+                      order.begin() + static_cast<std::ptrdiff_t>(j));
   std::reverse(runs.begin(), runs.end());
   return runs;
 }
@@ -61,7 +66,8 @@ std::vector<std::vector<std::size_t>> runs_by_length(const std::vector<int64_t>&
 
 int64_t micro_batch_overhead_tokens(Device device) { return device == Device::cuda ? 2048 : 64; }
 
-std::vector<std::vector<std::size_t>> plan_micro_batches(const std::vector<int64_t>& lengths, const MicroBatchPlan& plan) {
+std::vector<std::vector<std::size_t>> plan_micro_batches(const std::vector<int64_t>& lengths,
+                                                         const MicroBatchPlan& plan) {
   GTPO_CHECK(plan.token_budget >= 0, "micro-batches: negative token budget ", plan.token_budget);
   GTPO_CHECK(plan.overhead_tokens >= 0, "micro-batches: negative overhead ", plan.overhead_tokens);
   if (lengths.empty()) return {};

@@ -10,7 +10,7 @@
 namespace gtpo::rl {
 
 struct PaddedBatch {
-  Tensor tokens;            // i32 [rows, length]
+  Tensor tokens;              // i32 [rows, length]
   std::vector<int32_t> next;  // next[r * length + t] = token t + 1 of row r, or `pad` past the end
   int64_t rows = 0;
   int64_t length = 0;
@@ -35,12 +35,14 @@ struct MicroBatchPlan {
 //    runs that minimise the padded tokens plus overhead_tokens per run, within the budget. The plan is a
 //    pure function of the lengths, so every rank and every rerun cuts the same way.
 // overhead_tokens for a device: on the CPU a micro-batch's fixed cost (≈ 30 ops' parallel regions and
-// allocations forward and backward) is worth a few dozen padded tokens of a small model (measured: docs/
-// performance.md, "Grouping by length"); on a GPU it is kernel launches against near-free tokens, so cuts
-// must save far more padding to pay (a guess: never measured on a GPU).
+// allocations forward and backward) is worth a few dozen padded tokens of a small model (16, 64 and 256
+// measured alike, 1,024 worse: docs/performance.md, "Profile of the update by wall time"); on a GPU it is
+// kernel launches against near-free tokens, so cuts must save far more padding to pay (a guess: never
+// measured on a GPU).
 int64_t micro_batch_overhead_tokens(Device device);
 
-std::vector<std::vector<std::size_t>> plan_micro_batches(const std::vector<int64_t>& lengths, const MicroBatchPlan& plan);
+std::vector<std::vector<std::size_t>> plan_micro_batches(const std::vector<int64_t>& lengths,
+                                                         const MicroBatchPlan& plan);
 
 PaddedBatch pad_right(const std::vector<std::vector<int32_t>>& sequences, int32_t pad, Device device);
 

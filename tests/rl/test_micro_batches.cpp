@@ -1,5 +1,5 @@
-// Micro-batch plans: every sequence exactly once, budgets kept, and grouping by length finds the cheapest cuts
-// (checked against brute force over every cut of the sorted order).
+// Micro-batch plans: every sequence exactly once, budgets kept, and grouping by length finds the cheapest
+// cuts (checked against brute force over every cut of the sorted order).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -78,10 +78,12 @@ TEST_CASE("micro-batches: grouping by length cuts where padding costs more than 
   // Equal lengths keep their order (the sort is stable), and a tie goes to fewer micro-batches.
   CHECK(plan_micro_batches({7, 7, 7}, {0, true, 0}) == Plan{{0, 1, 2}});
   // The budget still bounds each micro-batch: 4 × 100 > 300.
-  for (const auto& rows : plan_micro_batches(lengths, {300, true, 64})) CHECK(padded_tokens(lengths, rows) <= 300);
+  for (const auto& rows : plan_micro_batches(lengths, {300, true, 64}))
+    CHECK(padded_tokens(lengths, rows) <= 300);
 }
 
-TEST_CASE("micro-batches: grouping by length finds the cheapest cuts, and every plan covers each sequence once") {
+TEST_CASE(
+    "micro-batches: grouping by length finds the cheapest cuts, and every plan covers each sequence once") {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 200; ++trial) {
     const std::size_t n = 1 + rng() % 11;
@@ -104,5 +106,6 @@ TEST_CASE("micro-batches: grouping by length finds the cheapest cuts, and every 
 }
 
 TEST_CASE("micro-batches: a negative budget is an error, not a silent default") {
-  CHECK_THROWS_WITH(plan_micro_batches({1, 2}, {-1, true, 64}), Catch::Matchers::Contains("negative token budget"));
+  CHECK_THROWS_WITH(plan_micro_batches({1, 2}, {-1, true, 64}),
+                    Catch::Matchers::Contains("negative token budget"));
 }
