@@ -1,91 +1,184 @@
-// GEMM on the CPU: Eigen's single-threaded kernel on fixed-size tiles of C, tiles spread over threads.
-// Tile shapes depend only on (m, n), so Eigen's internal blocking, and therefore every rounding, is the
-// same whatever the thread count.
-#define EIGEN_DONT_PARALLELIZE
-// GCC 12 reports false "maybe uninitialized" warnings inside its own AVX-512 intrinsics when Eigen's
-// kernels are inlined; they are not about this code.
-#if defined(__GNUC__) && !defined(__clang__)  // clang has no such warning and warns about the pragma
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <Eigen/Core>
+// GEMM on the CPU: our own register kernel (cpu_gemm_kernel.h), C cut into row groups x column panels that
+// are spread over threads. Each element of C is one in-order chain of fused multiply-adds (see the kernel's
+// header), so how C is cut, and so the thread count, never changes a bit; nor does the number of rows, so a
+// decode step's projections round exactly as the training forward's. Large weight gradients (A^T B with a
+// big C) go to Eigen's tiles instead (cpu_gemm_eigen.cpp), deterministic across thread counts too.
+//
+// Why our own (Eigen alone before 2026-12-04): the models here have hidden sizes of 64-1024, so most
+// products have a depth of 64-256, where packing both operands costs a large share of the multiply, and a
+// small weight gradient ([out, in] summed over thousands of rows) was one Eigen tile, so one thread. Here B
+// is read in place when stored [k, n] (input and weight gradients), A is never packed, and a transposed B
+// (a forward's weight, stored [n, k]) is packed panel by panel by each thread that uses it.
+// docs/performance.md has the measurements.
+#include <algorithm>
+#include <atomic>
+#include <vector>
 
 #include "runtime/cpu/cpu_backend.h"
+#include "runtime/cpu/cpu_gemm_eigen.h"
+#include "runtime/cpu/cpu_gemm_kernel.h"
 #include "runtime/parallel.h"
 
 namespace gtpo {
 
 namespace {
-using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ConstMap = Eigen::Map<const RowMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
-using MutMap = Eigen::Map<RowMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
+using cpu_gemm::kPanel;
+using cpu_gemm::OperandA;
+using cpu_gemm::Step;
 
-constexpr int64_t kTileN = 512;
+// Rows of a unit of work: eight register tiles.
+// op(A) = A^T with B in place and a C larger than this goes to Eigen (cpu_gemm_eigen.cpp): those are the
+// weight gradients of layers wider than the quick start's, deep products over two large row-strided
+// operands, where packing both pays. Below it (every weight gradient of a hidden-64 model) Eigen's tiles
+// left one tile, so one thread, and this kernel was 1.1-2.5x faster on two threads.
+constexpr int64_t kEigenMinOutput = 16384;
 
-// Rows per tile: 128, or 64 when 128-row tiles would cut C into fewer than 4 tiles, as for a decode step's
-// [128, hidden] activations: one or two tiles left a core idle (64 rows: 1.3-1.6x faster there on 2
-// cores), while more, thinner tiles elsewhere only repack B more often (m = 256: 10-20% slower). Like every
-// tile dimension it depends on the shape only, never on the thread count.
-inline int64_t tile_rows(int64_t m, int64_t n) {
-  const int64_t tiles_128 = ((m + 127) / 128) * ((n + kTileN - 1) / kTileN);
-  return tiles_128 < 4 ? 64 : 128;
+constexpr int64_t kGroupRows = 8 * cpu_gemm::Vec::kRows;
+// At least this many units of work per product where the rows allow: a decode step's [128, hidden] times a
+// 32-wide projection would otherwise be two uneven groups, one core doing three quarters of it.
+constexpr int64_t kMinUnits = 8;
+
+// Rows per group for an m-row product with `column_units` (entry, panel) pairs: groups of at most kGroupRows,
+// as even as whole register tiles allow, and more (smaller) ones until there are kMinUnits units. A
+// function of the shape alone, like every cut here.
+int64_t rows_per_group(int64_t m, int64_t column_units) {
+  const int64_t groups =
+      std::max((m + kGroupRows - 1) / kGroupRows, (kMinUnits + column_units - 1) / column_units);
+  const int64_t rows = (m + groups - 1) / groups;
+  const int64_t tiles = (rows + cpu_gemm::Vec::kRows - 1) / cpu_gemm::Vec::kRows;
+  return std::clamp<int64_t>(tiles * cpu_gemm::Vec::kRows, cpu_gemm::Vec::kRows, kGroupRows);
 }
 
-// C[r0:r1, c0:c1] of one batch entry.
-void gemm_tile(const GemmArgs& g, int64_t batch, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-  const float* a = g.a + batch * g.stride_a;
-  const float* b = g.b + batch * g.stride_b;
-  float* c = g.c + batch * g.stride_c + r0 * g.ldc + c0;
-  const int64_t rows = r1 - r0, cols = c1 - c0;
-  MutMap C(c, rows, cols, Eigen::OuterStride<>(g.ldc));
-  if (g.k == 0) {
-    if (g.beta == 0.0f)
-      C.setZero();
-    else
-      C *= g.beta;
-    return;
+// Depth per pass over a group: the group's A block (96 x 512 floats with AVX-512) stays in L2 across panels.
+constexpr int64_t kDepthBlock = 256;
+
+// The panel of a B stored [n, k] (transposed) as the kernel reads it: columns [j0, j0 + cols) of op(B) as a
+// contiguous [k, kPanel] block, packed[p * kPanel + j] = B[j0 + j, p].
+void pack_panel(const float* b, int64_t ldb, int64_t k, int64_t j0, int64_t cols, float* packed) {
+  for (int64_t j = 0; j < cols; ++j) {
+    const float* row = b + (j0 + j) * ldb;
+    for (int64_t p = 0; p < k; ++p) packed[p * kPanel + j] = row[p];
   }
-  // op(A) rows r0..r1: A is [m, k] (or stored [k, m] when transposed).
-  auto run = [&](const auto& A, const auto& B) {
-    if (g.beta == 0.0f) {
-      C.noalias() = g.alpha * (A * B);
-    } else {
-      if (g.beta != 1.0f) C *= g.beta;
-      C.noalias() += g.alpha * (A * B);
-    }
-  };
-  auto with_b = [&](const auto& A) {
-    if (g.trans_b) {
-      ConstMap Bs(b + c0 * g.ldb, cols, g.k, Eigen::OuterStride<>(g.ldb));  // stored [n, k]
-      run(A, Bs.transpose());
-    } else {
-      ConstMap Bs(b + c0, g.k, cols, Eigen::OuterStride<>(g.ldb));  // stored [k, n]
-      run(A, Bs);
-    }
-  };
-  if (g.trans_a) {
-    ConstMap As(a + r0, g.k, rows, Eigen::OuterStride<>(g.lda));  // stored [k, m]
-    with_b(As.transpose());
-  } else {
-    ConstMap As(a + r0 * g.lda, rows, g.k, Eigen::OuterStride<>(g.lda));  // stored [m, k]
-    with_b(As);
+}
+
+// A transposed B is packed by each thread for itself, panel by panel as its units first need them: one
+// packed copy shared by both cores cost more in cache-line transfers than packing twice (a decode step's
+// [128, 64] x [64, 192] ran no faster on two threads than on one that way). Units are ordered row group
+// first, so a thread reuses its group of A across the panels; it packs each panel of a column block once.
+// Column blocks bound the copy (kPackFloats per thread) for wide products such as an LM head.
+constexpr int64_t kPackFloats = int64_t{1} << 20;  // 4 MB
+
+struct PanelCache {
+  std::vector<float> data;
+  std::vector<uint8_t> packed;  // per panel of the block
+  uint64_t product = 0;
+  int64_t entry = -1, col0 = -1;
+};
+std::atomic<uint64_t> products{0};
+
+// Panel `panel` of the column block from col0, packed by the calling thread. `product` identifies the GEMM
+// call, so a panel left from an earlier call (whose B may since have changed) is never taken for this one.
+const float* packed_panel(const GemmArgs& g, uint64_t product, int64_t entry, int64_t col0,
+                          int64_t block_cols, int64_t panel) {
+  thread_local PanelCache cache;
+  const int64_t block_panels = (block_cols + kPanel - 1) / kPanel;
+  if (cache.product != product || cache.entry != entry || cache.col0 != col0) {
+    cache.data.resize(std::max(cache.data.size(), static_cast<size_t>(block_panels * g.k * kPanel)));
+    cache.packed.assign(static_cast<size_t>(block_panels), 0);
+    cache.product = product;
+    cache.entry = entry;
+    cache.col0 = col0;
   }
+  float* out = cache.data.data() + panel * g.k * kPanel;
+  if (!cache.packed[static_cast<size_t>(panel)]) {
+    const int64_t j0 = col0 + panel * kPanel, cols = std::min(kPanel, g.n - j0);
+    pack_panel(g.b + entry * g.stride_b, g.ldb, g.k, j0, cols, out);
+    cache.packed[static_cast<size_t>(panel)] = 1;
+  }
+  return out;
+}
+
+// Columns [col0, col0 + block_cols) of C = alpha * op(A) op(B), written straight into c (beta = 0 semantics).
+void product_block(const GemmArgs& g, float* c, int64_t ldc, int64_t c_stride, int64_t col0,
+                   int64_t block_cols) {
+  const int64_t panels = (block_cols + kPanel - 1) / kPanel;
+  const int64_t group_rows = rows_per_group(g.m, panels * g.batch);
+  const int64_t groups = (g.m + group_rows - 1) / group_rows;
+  // A unit is one (entry, row group, panel). Threads take contiguous runs of units, so the more numerous of
+  // groups and panels goes outermost: that splits the work evenly (a weight gradient has few row groups and
+  // many panels, a forward many groups), and a thread's run reuses the inner one's operand from cache.
+  const bool group_major = groups >= panels;
+  const int64_t units = g.batch * groups * panels;
+  const int64_t grain = grain_for(group_rows * kPanel * g.k, 1 << 17);
+  const uint64_t id = ++products;
+  const OperandA base{nullptr, g.lda, g.trans_a};
+  parallel_for(units, grain, [&](int64_t u0, int64_t u1) {
+    // Depth blocks outermost: a deep product (a weight gradient sums over thousands of rows) then streams
+    // its A and B once, each depth block from L2 for all of this thread's units, with C's partial sums in
+    // between; a product of depth <= kDepthBlock is one block.
+    for (int64_t p0 = 0; p0 < g.k; p0 += kDepthBlock) {
+      const int64_t p1 = std::min(g.k, p0 + kDepthBlock);
+      const Step step{p0 == 0, p1 == g.k, g.alpha};
+      for (int64_t u = u0; u < u1; ++u) {
+        const int64_t entry = u / (groups * panels), rest = u % (groups * panels);
+        const int64_t group = group_major ? rest / panels : rest % groups;
+        const int64_t panel = group_major ? rest % panels : rest / groups;
+        OperandA A = base;
+        A.a = g.a + entry * g.stride_a;
+        const int64_t i0 = group * group_rows, i1 = std::min(g.m, i0 + group_rows);
+        const int64_t j0 = col0 + panel * kPanel, cols = std::min(kPanel, col0 + block_cols - j0);
+        // B in place when stored [k, n]; a transposed B through the thread's packed copy of the panel.
+        const float* b = g.trans_b ? packed_panel(g, id, g.stride_b == 0 ? 0 : entry, col0, block_cols, panel)
+                                   : g.b + entry * g.stride_b + j0;
+        const int64_t ldb = g.trans_b ? kPanel : g.ldb;
+        float* cg = c + entry * c_stride + i0 * ldc + j0;
+        if (g.trans_a)
+          cpu_gemm::rows_range<true>(A, i0, i1, b, ldb, cg, ldc, p0, p1, cols, step);
+        else
+          cpu_gemm::rows_range<false>(A, i0, i1, b, ldb, cg, ldc, p0, p1, cols, step);
+      }
+    }
+  });
+}
+
+void product(const GemmArgs& g, float* c, int64_t ldc, int64_t c_stride) {
+  // Whole panels per column block, at least one; B read in place needs no blocks.
+  const int64_t block_cols =
+      g.trans_b ? std::max(kPanel, kPackFloats / std::max<int64_t>(g.k, 1) / kPanel * kPanel) : g.n;
+  for (int64_t col0 = 0; col0 < g.n; col0 += block_cols)
+    product_block(g, c, ldc, c_stride, col0, std::min(block_cols, g.n - col0));
 }
 }  // namespace
 
+bool gemm_goes_to_eigen(const GemmArgs& g) { return g.trans_a && !g.trans_b && g.m * g.n > kEigenMinOutput; }
+
 void CpuBackend::gemm(const GemmArgs& g) {
   if (g.m == 0 || g.n == 0 || g.batch == 0) return;
-  const int64_t tile_m = tile_rows(g.m, g.n);
-  const int64_t tiles_m = (g.m + tile_m - 1) / tile_m;
-  const int64_t tiles_n = (g.n + kTileN - 1) / kTileN;
-  const int64_t tiles = g.batch * tiles_m * tiles_n;
-  parallel_for(tiles, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t batch = t / (tiles_m * tiles_n);
-      const int64_t tm = (t / tiles_n) % tiles_m;
-      const int64_t tn = t % tiles_n;
-      gemm_tile(g, batch, tm * tile_m, std::min(g.m, (tm + 1) * tile_m), tn * kTileN,
-                std::min(g.n, (tn + 1) * kTileN));
-    }
+  if (gemm_goes_to_eigen(g)) {
+    gemm_eigen_tiles(g);
+    return;
+  }
+  auto each_c = [&](auto&& f) {
+    for (int64_t batch = 0; batch < g.batch; ++batch)
+      for (int64_t i = 0; i < g.m; ++i) {
+        float* row = g.c + batch * g.stride_c + i * g.ldc;
+        for (int64_t j = 0; j < g.n; ++j) f(row[j], batch, i, j);
+      }
+  };
+  if (g.k == 0) {  // an empty sum: C = beta * C, and beta = 0 writes zeros over whatever C held
+    each_c([&](float& x, int64_t, int64_t, int64_t) { x = g.beta == 0.0f ? 0.0f : g.beta * x; });
+    return;
+  }
+  if (g.beta == 0.0f) {
+    product(g, g.c, g.ldc, g.stride_c);
+    return;
+  }
+  // C = alpha * op(A) op(B) + beta * C: the product into a scratch matrix first, since the kernel keeps
+  // partial sums in its output between depth blocks.
+  std::vector<float> scratch(static_cast<size_t>(g.batch * g.m * g.n));
+  product(g, scratch.data(), g.n, g.m * g.n);
+  each_c([&](float& x, int64_t batch, int64_t i, int64_t j) {
+    x = g.beta * x + scratch[static_cast<size_t>((batch * g.m + i) * g.n + j)];
   });
 }
 
