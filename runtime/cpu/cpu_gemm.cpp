@@ -10,6 +10,8 @@
 // is read in place when stored [k, n] (input and weight gradients), A is never packed, and a transposed B
 // (a forward's weight, stored [n, k]) is packed panel by panel by each thread that uses it.
 // docs/performance.md has the measurements.
+#include <omp.h>
+
 #include <algorithm>
 #include <atomic>
 #include <vector>
@@ -26,27 +28,26 @@ using cpu_gemm::kPanel;
 using cpu_gemm::OperandA;
 using cpu_gemm::Step;
 
-// Rows of a unit of work: eight register tiles.
 // op(A) = A^T with B in place and a C larger than this goes to Eigen (cpu_gemm_eigen.cpp): those are the
 // weight gradients of layers wider than the quick start's, deep products over two large row-strided
 // operands, where packing both pays. Below it (every weight gradient of a hidden-64 model) Eigen's tiles
 // left one tile, so one thread, and this kernel was 1.1-2.5x faster on two threads.
 constexpr int64_t kEigenMinOutput = 16384;
 
-constexpr int64_t kGroupRows = 8 * cpu_gemm::Vec::kRows;
-// At least this many units of work per product where the rows allow: a decode step's [128, hidden] times a
-// 32-wide projection would otherwise be two uneven groups, one core doing three quarters of it.
-constexpr int64_t kMinUnits = 8;
+// Multiply-adds below which a product runs on one thread (a single sequence's decode step).
+constexpr int64_t kSerialWork = int64_t{1} << 16;
 
-// Rows per group for an m-row product with `column_units` (entry, panel) pairs: groups of at most kGroupRows,
-// as even as whole register tiles allow, and more (smaller) ones until there are kMinUnits units. A
-// function of the shape alone, like every cut here.
-int64_t rows_per_group(int64_t m, int64_t column_units) {
-  const int64_t groups =
-      std::max((m + kGroupRows - 1) / kGroupRows, (kMinUnits + column_units - 1) / column_units);
-  const int64_t rows = (m + groups - 1) / groups;
-  const int64_t tiles = (rows + cpu_gemm::Vec::kRows - 1) / cpu_gemm::Vec::kRows;
-  return std::clamp<int64_t>(tiles * cpu_gemm::Vec::kRows, cpu_gemm::Vec::kRows, kGroupRows);
+// Rows of a unit of work at most: eight register tiles.
+constexpr int64_t kGroupRows = 8 * cpu_gemm::Vec::kRows;
+
+// Row groups for an m-row product with `column_units` (entry, panel) pairs on `threads` threads: enough
+// groups of at most kGroupRows, then more until the units split evenly over the threads (a decode step's
+// [128, 64] x [64, 32] is then two groups of 64 rows on two threads, not 96 + 32). The cut may follow the
+// thread count because no bit of C depends on it.
+int64_t row_groups(int64_t m, int64_t column_units, int64_t threads) {
+  int64_t groups = (m + kGroupRows - 1) / kGroupRows;
+  while (groups < m && (groups * column_units) % threads != 0) ++groups;
+  return groups;
 }
 
 // Depth per pass over a group: the group's A block (96 x 512 floats with AVX-512) stays in L2 across panels.
@@ -102,14 +103,21 @@ const float* packed_panel(const GemmArgs& g, uint64_t product, int64_t entry, in
 void product_block(const GemmArgs& g, float* c, int64_t ldc, int64_t c_stride, int64_t col0,
                    int64_t block_cols) {
   const int64_t panels = (block_cols + kPanel - 1) / kPanel;
-  const int64_t group_rows = rows_per_group(g.m, panels * g.batch);
+  // A product of fewer multiply-adds than kSerialWork runs on the calling thread: waking a second one costs
+  // more than it saves.
+  const bool serial = omp_in_parallel() || g.batch * g.m * block_cols * g.k < kSerialWork;
+  const int64_t threads = serial ? 1 : omp_get_max_threads();
+  const int64_t wanted_groups = row_groups(g.m, panels * g.batch, threads);
+  const int64_t group_rows = (g.m + wanted_groups - 1) / wanted_groups;
   const int64_t groups = (g.m + group_rows - 1) / group_rows;
   // A unit is one (entry, row group, panel). Threads take contiguous runs of units, so the more numerous of
   // groups and panels goes outermost: that splits the work evenly (a weight gradient has few row groups and
   // many panels, a forward many groups), and a thread's run reuses the inner one's operand from cache.
   const bool group_major = groups >= panels;
   const int64_t units = g.batch * groups * panels;
-  const int64_t grain = grain_for(group_rows * kPanel * g.k, 1 << 17);
+  // One unit per chunk: the units are as even as the shape allows, and static scheduling hands each thread
+  // an equal run of them.
+  const int64_t grain = serial ? units : 1;
   const uint64_t id = ++products;
   const OperandA base{nullptr, g.lda, g.trans_a};
   parallel_for(units, grain, [&](int64_t u0, int64_t u1) {

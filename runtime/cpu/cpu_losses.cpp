@@ -21,10 +21,10 @@ constexpr int64_t kBlock = 256;
 constexpr int kLanes = 8;
 
 struct RowSums {
-  float max = 0.0f;         // m = max_k z_k
-  double log_sum = 0.0;     // log S, S = sum_k e^(z_k - m)
-  double sum = 0.0;         // S
-  double weighted = 0.0;    // W = sum_k e^(z_k - m) (z_k - m)   (only with kWeighted)
+  float max = 0.0f;       // m = max_k z_k
+  double log_sum = 0.0;   // log S, S = sum_k e^(z_k - m)
+  double sum = 0.0;       // S
+  double weighted = 0.0;  // W = sum_k e^(z_k - m) (z_k - m)   (only with kWeighted)
 };
 
 // z_k = x_k * scale. scale > 0, so max_k fl(x_k * scale) == fl(max_k x_k * scale): the max pass skips the
@@ -48,10 +48,12 @@ RowSums row_sums(const float* x, int64_t n, float scale) {
       at_max[k] = d[k] == 0.0f ? 1.0f : 0.0f;
       e[k] = cpu_math::exp_bounded(d[k]);
     }
-    for (int64_t k = len; k < kBlock; ++k) {  // padding that adds nothing keeps the lane loop whole
-      d[k] = e[k] = at_max[k] = 0.0f;
-    }
-    for (int64_t k = 0; k < kBlock; k += kLanes)
+    // Padding to whole lanes adds exact zeros (every lane's sum is unchanged by + 0.0), so the loop below
+    // stops at the last lane group in use rather than at kBlock: a 20-token vocabulary takes 24 slots, not
+    // 256, with the same bits.
+    const int64_t used = (len + kLanes - 1) / kLanes * kLanes;
+    for (int64_t k = len; k < used; ++k) d[k] = e[k] = at_max[k] = 0.0f;
+    for (int64_t k = 0; k < used; k += kLanes)
       for (int j = 0; j < kLanes; ++j) {
         rest[j] += static_cast<double>(e[k + j] - at_max[k + j]);
         count[j] += static_cast<double>(at_max[k + j]);
@@ -69,8 +71,10 @@ RowSums row_sums(const float* x, int64_t n, float scale) {
   return out;
 }
 
-// Rows per parallel chunk: about 32k logits of work each, never splitting a row.
-int64_t row_grain(int64_t vocab) { return grain_for(vocab); }
+// Rows per parallel chunk: about 32k logits' worth each, never splitting a row. A logit costs an exp and
+// double sums, about eight elementwise operations, so a decode step's 128 rows of a small vocabulary are
+// split too, not left to one thread.
+int64_t row_grain(int64_t vocab) { return grain_for(8 * vocab); }
 
 }  // namespace
 
@@ -134,7 +138,8 @@ void CpuBackend::logprob_entropy_forward(const float* logits, const int32_t* tar
 
 void CpuBackend::logprob_entropy_backward(const float* logits, const int32_t* targets, const float* lse,
                                           const float* entropy, const float* glogprob, const float* gentropy,
-                                          float* glogits, int64_t rows, int64_t vocab, float inv_temperature) {
+                                          float* glogits, int64_t rows, int64_t vocab,
+                                          float inv_temperature) {
   // dlogprob/dz_k = onehot_k - p_k,  dH/dz_k = -p_k (log p_k + H),  dz/dx = 1/T.
   parallel_for(rows, row_grain(vocab), [&](int64_t rb, int64_t re) {
     for (int64_t r = rb; r < re; ++r) {
