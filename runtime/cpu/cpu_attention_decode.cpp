@@ -7,13 +7,14 @@
 //
 // Every sum has a fixed order (lanes of head_dim, then a fixed tree over lanes; keys in index order), and a
 // task writes only its own rows, so results are the same for any thread count.
+#include "runtime/cpu/cpu_attention_decode.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
 
-#include "runtime/cpu/cpu_attention_decode.h"
 #include "runtime/cpu/cpu_vec_math.h"
 #include "runtime/parallel.h"
 
@@ -39,12 +40,21 @@ inline void store(float* p, Lanes v) { std::memcpy(p, &v, sizeof(Lanes)); }
 
 // Sum of the lanes as a fixed tree (halves added pairwise), so the order is fixed and the reduction costs
 // log2(kLanes) vector adds instead of a kLanes-long dependent scalar chain, which dominated decode scores.
+// The tree as register halves: the upper half of the lanes added onto the lower, then again, the same pairs
+// in the same order as a scalar loop (buf[l] += buf[l + width] for width = kLanes/2, ..., 1), so the same
+// bits; through memory it was a store, a reload and 15 dependent scalar adds per decode score.
 inline float lane_sum(Lanes v) {
-  float buf[kLanes];
-  std::memcpy(buf, &v, sizeof(Lanes));
-  for (int width = kLanes / 2; width > 0; width /= 2)
-    for (int l = 0; l < width; ++l) buf[l] += buf[l + width];
-  return buf[0];
+  typedef float Eight __attribute__((vector_size(8 * sizeof(float))));
+  typedef float Four __attribute__((vector_size(4 * sizeof(float))));
+#if defined(__AVX512F__)
+  const Eight s8 = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+                   __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+#else
+  const Eight s8 = v;
+#endif
+  const Four s4 = __builtin_shufflevector(s8, s8, 0, 1, 2, 3) + __builtin_shufflevector(s8, s8, 4, 5, 6, 7);
+  const float s2a = s4[0] + s4[2], s2b = s4[1] + s4[3];
+  return s2a + s2b;
 }
 
 // a . b over d elements: lane-wise products summed per lane, lanes summed as a tree, tail last.
@@ -69,7 +79,8 @@ inline void axpy(float w, const float* x, float* y, int64_t d) {
 
 void decode_forward(const AttentionArgs& a, const float* q, const float* k, const float* v, float* out,
                     float* lse) {
-  const int64_t d = a.head_dim, heads = a.q_heads, group = a.q_heads / a.kv_heads, offset = a.kv_len - a.q_len;
+  const int64_t d = a.head_dim, heads = a.q_heads, group = a.q_heads / a.kv_heads,
+                offset = a.kv_len - a.q_len;
   const int64_t q_row = heads * d, kv_row = a.kv_heads * d;
   const int64_t kv_batch = a.kv_batch_stride > 0 ? a.kv_batch_stride : a.kv_len * kv_row;
   const int64_t keys = std::max<int64_t>(a.kv_len, 1);
@@ -90,8 +101,10 @@ void decode_forward(const AttentionArgs& a, const float* q, const float* k, cons
       const float* vb = v + b * kv_batch;
       // Positions below prefix_len live in the group's shared prefix (read from cache by every row of the
       // group, instead of from DRAM once per row).
-      const float* pk = a.prefix_len > 0 ? a.prefix_k + (b / a.prefix_group) * a.prefix_batch_stride : nullptr;
-      const float* pv = a.prefix_len > 0 ? a.prefix_v + (b / a.prefix_group) * a.prefix_batch_stride : nullptr;
+      const float* pk =
+          a.prefix_len > 0 ? a.prefix_k + (b / a.prefix_group) * a.prefix_batch_stride : nullptr;
+      const float* pv =
+          a.prefix_len > 0 ? a.prefix_v + (b / a.prefix_group) * a.prefix_batch_stride : nullptr;
       auto key_row = [&](int64_t j) { return (j < a.prefix_len ? pk : kb) + j * kv_row; };
       auto value_row = [&](int64_t j) { return (j < a.prefix_len ? pv : vb) + j * kv_row; };
       const int32_t* mask = a.key_mask ? a.key_mask + b * a.kv_len : nullptr;
