@@ -151,7 +151,7 @@ Tensor Transformer::block(const Layer& l, size_t index, const Tensor& x, const T
   Tensor att = ops::reshape(attention(q, k, v, key_mask, cache, index), {B, T, Hq * D});
   Tensor x1 = ops::add(x, ops::linear(att, l.o_w, l.o_b));
   Tensor h2 = ops::rms_norm(x1, l.post_norm_w, c.norm_eps);
-  Tensor gated = ops::mul(ops::silu(ops::linear(h2, l.gate_w, l.gate_b)), ops::linear(h2, l.up_w, l.up_b));
+  Tensor gated = ops::swiglu(ops::linear(h2, l.gate_w, l.gate_b), ops::linear(h2, l.up_w, l.up_b));
   return ops::add(x1, ops::linear(gated, l.down_w, l.down_b));
 }
 

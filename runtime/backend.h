@@ -105,6 +105,7 @@ struct BackendOptions {
 // Features a backend may or may not have (Backend::supports).
 enum class Capability {
   attention_prefix,  // attention_forward honours AttentionArgs::prefix_* (else callers copy the prefix)
+  fused_swiglu,      // swiglu_forward / swiglu_backward exist (else ops::swiglu composes silu and mul)
 };
 
 class Backend {
@@ -135,6 +136,11 @@ class Backend {
   virtual void unary_backward(UnaryOp op, const float* x, const float* y, const float* gy, float* gx, int64_t n,
                               float scalar) = 0;
   virtual void binary(BinaryOp op, const float* a, const float* b, float* out, const BinaryPlan& plan) = 0;
+  // Only where supports(Capability::fused_swiglu): out = silu(gate) * up over n elements, and its backward
+  // (ggate, gup overwritten), each in one pass, with the bits of the unary silu and binary mul they replace.
+  virtual void swiglu_forward(const float* gate, const float* up, float* out, int64_t n);
+  virtual void swiglu_backward(const float* gate, const float* up, const float* gout, float* ggate, float* gup,
+                               int64_t n);
 
   // ---- reductions and layout -----------------------------------------------------------------
   // out[o, i] = scale * sum_l x[o, l, i]

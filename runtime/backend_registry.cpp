@@ -7,6 +7,14 @@
 
 namespace gtpo {
 
+// The optional primitives' defaults: reached only by a caller that skipped supports().
+void Backend::swiglu_forward(const float*, const float*, float*, int64_t) {
+  fail("swiglu_forward: the ", name(), " backend has no fused SwiGLU (ask supports(Capability::fused_swiglu))");
+}
+void Backend::swiglu_backward(const float*, const float*, const float*, float*, float*, int64_t) {
+  fail("swiglu_backward: the ", name(), " backend has no fused SwiGLU (ask supports(Capability::fused_swiglu))");
+}
+
 namespace {
 constexpr size_t kDevices = 2;
 

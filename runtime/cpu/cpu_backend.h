@@ -31,6 +31,9 @@ class CpuBackend final : public Backend {
   void unary_backward(UnaryOp op, const float* x, const float* y, const float* gy, float* gx, int64_t n,
                       float scalar) override;
   void binary(BinaryOp op, const float* a, const float* b, float* out, const BinaryPlan& plan) override;
+  void swiglu_forward(const float* gate, const float* up, float* out, int64_t n) override;
+  void swiglu_backward(const float* gate, const float* up, const float* gout, float* ggate, float* gup,
+                       int64_t n) override;
 
   void reduce_sum(const float* x, float* out, int64_t outer, int64_t len, int64_t inner, float scale) override;
   void expand_axis(const float* x, float* out, int64_t outer, int64_t len, int64_t inner, float scale) override;
@@ -58,7 +61,9 @@ class CpuBackend final : public Backend {
   void rope(const float* x, const int32_t* positions, float* out, int64_t rows, int64_t heads, int64_t head_dim,
             const RopeFrequencies& freq, bool inverse) override;
 
-  bool supports(Capability c) const override { return c == Capability::attention_prefix; }
+  bool supports(Capability c) const override {
+    return c == Capability::attention_prefix || c == Capability::fused_swiglu;
+  }
   void attention_forward(const AttentionArgs& args, const float* q, const float* k, const float* v, float* out,
                          float* lse) override;
   void attention_backward(const AttentionArgs& args, const float* q, const float* k, const float* v,

@@ -113,6 +113,26 @@ void CpuBackend::unary_backward(UnaryOp op, const float* x, const float* y, cons
   fail("unary_backward: unknown op");
 }
 
+// SwiGLU fused: each expression is the unfused chain's, in its order (silu's x * sigmoid(x), then mul; in
+// backward mul's gy * up and gy * silu, then silu's derivative), so the bits are the same; what goes is
+// three of five passes over [tokens, intermediate] and the saved silu output.
+void CpuBackend::swiglu_forward(const float* gate, const float* up, float* out, int64_t n) {
+  map_transcendental(n, [&](int64_t i) {
+    const float s = gate[i] * sigmoid(gate[i]);
+    out[i] = s * up[i];
+  });
+}
+
+void CpuBackend::swiglu_backward(const float* gate, const float* up, const float* gout, float* ggate, float* gup,
+                                 int64_t n) {
+  map_transcendental(n, [&](int64_t i) {
+    const float x = gate[i], sg = sigmoid(x);
+    const float gs = gout[i] * up[i];
+    gup[i] = gout[i] * (x * sg);
+    ggate[i] = gs * sg * (1.0f + x * (1.0f - sg));
+  });
+}
+
 namespace {
 inline int64_t operand_index(BroadcastMode mode, int64_t r, int64_t c, int64_t cols) {
   switch (mode) {

@@ -202,7 +202,43 @@ Tensor unary_op(UnaryOp op, const char* name, const Tensor& x, float scalar = 0.
   return y;
 }
 
+// ---- fused SwiGLU --------------------------------------------------------------------------------
+
+struct SwigluBackward final : Node {
+  SavedTensor gate, up;
+  const char* name() const override { return "SwigluBackward"; }
+  std::vector<Tensor> apply(const std::vector<Tensor>& grads) override {
+    const Tensor& gout = grads[0];
+    Tensor g = gate.unpack(name()), u = up.unpack(name());
+    Tensor ggate = Tensor::empty(g.shape(), g.device()), gup = Tensor::empty(u.shape(), u.device());
+    gout.backend().swiglu_backward(g.data(), u.data(), gout.data(), ggate.data(), gup.data(), gout.numel());
+    return {ggate, gup};
+  }
+  void release_saved() override {
+    gate.reset();
+    up.reset();
+  }
+};
+
 }  // namespace
+
+Tensor swiglu(const Tensor& gate, const Tensor& up) {
+  check_f32("swiglu", gate, "gate");
+  check_f32("swiglu", up, "up");
+  check_same_device("swiglu", gate, up);
+  GTPO_CHECK(gate.shape() == up.shape(), "swiglu: gate ", gate.shape(), " and up ", up.shape(),
+             " must have the same shape");
+  if (!gate.backend().supports(Capability::fused_swiglu)) return mul(silu(gate), up);
+  Tensor out = Tensor::empty(gate.shape(), gate.device());
+  gate.backend().swiglu_forward(gate.data(), up.data(), out.data(), gate.numel());
+  if (should_record({&gate, &up})) {
+    auto node = std::make_shared<SwigluBackward>();
+    node->gate = SavedTensor(gate);
+    node->up = SavedTensor(up);
+    attach_node(node, {&gate, &up}, {&out});
+  }
+  return out;
+}
 
 Tensor add(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::add, "add", a, b); }
 Tensor sub(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::sub, "sub", a, b); }

@@ -26,6 +26,9 @@ Tensor sigmoid(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor sqrt(const Tensor& x);
 Tensor square(const Tensor& x);
+// silu(gate) * up, the Llama MLP's gate: one fused pass each way where the backend has it
+// (Capability::fused_swiglu), else silu and mul. Same shapes, no broadcasting.
+Tensor swiglu(const Tensor& gate, const Tensor& up);
 
 }  // namespace gtpo::ops
 

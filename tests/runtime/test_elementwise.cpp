@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 
 #include "runtime/ops.h"
 #include "tests/support/backends.h"
@@ -90,4 +91,27 @@ TEST_CASE("elementwise: every backend agrees with the CPU", "[ops][elementwise][
   check_backends("mul+div+gelu", [](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{ops::gelu(ops::div(ops::mul(in[0], in[1]), in[1]))};
   }, {a, b}, 1e-5);
+}
+
+TEST_CASE("elementwise: swiglu gradients, and the fused CPU pass gives silu-then-mul's bits both ways",
+          "[ops][elementwise][grad][determinism]") {
+  Tensor gate = random_tensor(Shape{7, 13}, 3, -4, 4, true), up = random_tensor(Shape{7, 13}, 4, -2, 2, true);
+  CHECK(gradcheck([](const std::vector<Tensor>& in) { return ops::swiglu(in[0], in[1]); }, {gate, up},
+                  {1e-2, 2e-3, 1e-2}) == 0);
+  REQUIRE(backend_for(Device::cpu).supports(Capability::fused_swiglu));
+  // A weight on the output so that every element's gradient differs.
+  Tensor w = random_tensor(Shape{7, 13}, 5);
+  auto run = [&](bool fused) {
+    Tensor g = random_tensor(Shape{7, 13}, 3, -4, 4, true), u = random_tensor(Shape{7, 13}, 4, -2, 2, true);
+    Tensor out = fused ? ops::swiglu(g, u) : ops::mul(ops::silu(g), u);
+    ops::sum_all(ops::mul(out, w)).backward();
+    return std::vector<std::vector<float>>{out.to_vector(), g.grad().to_vector(), u.grad().to_vector()};
+  };
+  const auto fused = run(true), composed = run(false);
+  for (size_t i = 0; i < fused.size(); ++i) {
+    INFO("output " << i << " (0: forward, 1: d gate, 2: d up)");
+    CHECK(std::memcmp(fused[i].data(), composed[i].data(), fused[i].size() * sizeof(float)) == 0);
+  }
+  CHECK_THROWS_WITH(ops::swiglu(random_tensor(Shape{2, 3}, 1), random_tensor(Shape{3, 2}, 2)),
+                    Catch::Contains("swiglu: gate [2, 3] and up [3, 2] must have the same shape"));
 }
