@@ -122,16 +122,22 @@ void decode_forward(const AttentionArgs& a, const float* q, const float* k, cons
             row_max[h] = std::max(row_max[h], s);
           }
         }
-        // Pass 2, probabilities and the weighted sum of value rows, keys in index order.
+        // Pass 2, probabilities and the weighted sum of value rows, keys in index order. A head's exps are
+        // one loop over its keys (it vectorises; a hidden key's is computed and never used), then its
+        // sums: the same terms in the same order as one key at a time.
         std::fill(acc.begin(), acc.end(), 0.0f);
         std::fill(row_sum.begin(), row_sum.end(), 0.0f);
-        for (int64_t j = 0; j < kend; ++j) {
-          if (mask && mask[j] == 0) continue;
-          for (int64_t h = 0; h < heads; ++h) {
-            if (row_max[h] == kNegInf) continue;
-            const float p = cpu_math::exp_bounded(scores[h * keys + j] - row_max[h]);
-            row_sum[h] += p;
-            axpy(p, value_row(j) + (h / group) * d, acc.data() + h * d, d);
+        for (int64_t h = 0; h < heads; ++h) {
+          if (row_max[h] == kNegInf) continue;
+          float* ph = scores.data() + h * keys;
+          const float mh = row_max[h];
+          for (int64_t j = 0; j < kend; ++j) ph[j] = cpu_math::exp_bounded(ph[j] - mh);
+          float* acc_h = acc.data() + h * d;
+          const int64_t kv_col = (h / group) * d;
+          for (int64_t j = 0; j < kend; ++j) {
+            if (mask && mask[j] == 0) continue;
+            row_sum[h] += ph[j];
+            axpy(ph[j], value_row(j) + kv_col, acc_h, d);
           }
         }
         for (int64_t h = 0; h < heads; ++h) {
