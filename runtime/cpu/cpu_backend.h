@@ -1,4 +1,5 @@
-// The CPU backend: Eigen for GEMM, OpenMP (through parallel_for) for everything else.
+// The CPU backend: its own GEMM kernel (cpu_gemm.cpp; Eigen for large products), OpenMP (through
+// parallel_for) for everything else.
 // Each primitive family lives in its own file (cpu_gemm.cpp, cpu_elementwise.cpp, ...).
 #pragma once
 #include "runtime/backend.h"

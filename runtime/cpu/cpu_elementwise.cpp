@@ -123,8 +123,8 @@ void CpuBackend::swiglu_forward(const float* gate, const float* up, float* out, 
   });
 }
 
-void CpuBackend::swiglu_backward(const float* gate, const float* up, const float* gout, float* ggate, float* gup,
-                                 int64_t n) {
+void CpuBackend::swiglu_backward(const float* gate, const float* up, const float* gout, float* ggate,
+                                 float* gup, int64_t n) {
   map_transcendental(n, [&](int64_t i) {
     const float x = gate[i], sg = sigmoid(x);
     const float gs = gout[i] * up[i];

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <vector>
 
 #include "runtime/cpu/cpu_backend.h"
@@ -37,6 +38,11 @@ using cpu_gemm::Step;
 // operands, where packing both pays. Below it (every weight gradient of a hidden-64 model) Eigen's tiles
 // left one tile, so one thread, and this kernel was 1.1-2.5x faster on two threads.
 constexpr int64_t kEigenMinOutput = 16384;
+// So does any product whose depth and width both reach this (GPT-2 124M's 768 x 2304 projections, a
+// 50,257-token LM head): there packing both operands pays too, and the register kernel, which packs at most
+// B, ran at 0.75-0.9 of Eigen's speed (GPT-2 124M training 12% slower). Hidden sizes below it (the quick
+// start's 64, the larger TRL job's 256 and its 704-wide MLP) stay on the register kernel.
+constexpr int64_t kEigenMinDepthWidth = 512;
 
 // Multiply-adds below which a product runs on one thread (a single sequence's decode step).
 constexpr int64_t kSerialWork = int64_t{1} << 16;
@@ -53,6 +59,9 @@ int64_t row_groups(int64_t m, int64_t column_units, int64_t threads) {
   while (groups < m && (groups * column_units) % threads != 0) ++groups;
   return groups;
 }
+
+// B rows (stored [k, n]) at least this many floats apart are copied per depth block (see product_block).
+constexpr int64_t kStripCopyStride = 1024;
 
 // Depth per pass over a group: the group's A block (96 x 512 floats with AVX-512) stays in L2 across panels.
 constexpr int64_t kDepthBlock = 256;
@@ -93,6 +102,12 @@ void pack_panel(const float* b, int64_t ldb, int64_t k, int64_t j0, int64_t cols
     const float* row = b + (j0 + j) * ldb;
     for (int64_t p = 0; p < k; ++p) packed[p * kPanel + j] = row[p];
   }
+}
+
+// The calling thread's copy of one panel's depth block of a B read in place.
+float* strip_buffer() {
+  thread_local std::vector<float> strip(static_cast<size_t>(kDepthBlock * kPanel));
+  return strip.data();
 }
 
 // A transposed B is packed by each thread for itself, panel by panel as its units first need them: one
@@ -169,9 +184,20 @@ void product_block(const GemmArgs& g, float* c, int64_t ldc, int64_t c_stride, i
         const int64_t i0 = group * group_rows, i1 = std::min(g.m, i0 + group_rows);
         const int64_t j0 = col0 + panel * kPanel, cols = std::min(kPanel, col0 + block_cols - j0);
         // B in place when stored [k, n]; a transposed B through the thread's packed copy of the panel.
-        const float* b = g.trans_b ? packed_panel(g, id, g.stride_b == 0 ? 0 : entry, col0, block_cols, panel)
-                                   : g.b + entry * g.stride_b + j0;
-        const int64_t ldb = g.trans_b ? kPanel : g.ldb;
+        const float* b =
+            g.trans_b
+                ? packed_panel(g, id, g.stride_b == 0 ? 0 : entry, col0, block_cols, panel) + p0 * kPanel
+                : g.b + entry * g.stride_b + p0 * g.ldb + j0;
+        int64_t ldb = g.trans_b ? kPanel : g.ldb;
+        if (!g.trans_b && ldb >= kStripCopyStride) {
+          // Rows a page or more apart: each row of the depth block would be its own TLB entry, reloaded
+          // by every row tile; a contiguous copy of the block costs ~2% of its multiply-adds.
+          float* strip = strip_buffer();
+          for (int64_t p = 0; p < p1 - p0; ++p)
+            std::memcpy(strip + p * kPanel, b + p * ldb, cols * sizeof(float));
+          b = strip;
+          ldb = kPanel;
+        }
         float* cg = c + entry * c_stride + i0 * ldc + j0;
         if (g.trans_a)
           cpu_gemm::rows_range<true>(A, i0, i1, b, ldb, cg, ldc, p0, p1, cols, step);
@@ -191,7 +217,10 @@ void product(const GemmArgs& g, float* c, int64_t ldc, int64_t c_stride) {
 }
 }  // namespace
 
-bool gemm_goes_to_eigen(const GemmArgs& g) { return g.trans_a && !g.trans_b && g.m * g.n > kEigenMinOutput; }
+bool gemm_goes_to_eigen(const GemmArgs& g) {
+  return (g.trans_a && !g.trans_b && g.m * g.n > kEigenMinOutput) ||
+         std::min(g.k, g.n) >= kEigenMinDepthWidth;
+}
 
 void CpuBackend::gemm(const GemmArgs& g) {
   if (g.m == 0 || g.n == 0 || g.batch == 0) return;

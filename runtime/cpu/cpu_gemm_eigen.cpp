@@ -1,5 +1,6 @@
 // Large weight gradients on the CPU: Eigen's single-threaded kernel on fixed-size tiles of C, tiles spread
-// over threads (cpu_gemm.cpp sends it op(A) = A^T products whose C has more than kEigenMinOutput elements).
+// over threads (cpu_gemm.cpp sends it op(A) = A^T products whose C has more than kEigenMinOutput elements,
+// and products whose depth and width both reach kEigenMinDepthWidth).
 // Tile shapes depend only on (m, n), so Eigen's internal blocking, and therefore every rounding, is the same
 // whatever the thread count. Eigen packs both operands into contiguous micro-panels, which is what a deep
 // product over two large, row-strided operands needs (rows 1 KB apart fall on few cache sets); the register

@@ -103,7 +103,8 @@ struct Step {
   float alpha;
 };
 
-// c[r, 0..cols) for MR rows of op(A) from row i, over depth [p0, p1), NV vectors of columns from b.
+// c[r, 0..cols) for MR rows of op(A) from row i, over depth [p0, p1), NV vectors of columns from b, which
+// points at row p0 of B (rows ldb apart).
 // kEdge: the last vector is partial (mask), or NV = 2 with fewer than two whole vectors.
 template <int64_t MR, int64_t NV, bool kTransA, bool kEdge>
 void tile(const OperandA& A, int64_t i, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t p0,
@@ -119,7 +120,7 @@ void tile(const OperandA& A, int64_t i, const float* b, int64_t ldb, float* c, i
     }
   for (int64_t p = p0; p < p1; ++p) {
     V bv[NV];
-    const float* bp = b + p * ldb;
+    const float* bp = b + (p - p0) * ldb;
     for (int64_t t = 0; t < NV; ++t)
       bv[t] = kEdge ? Vec::load(bp + t * Vec::kLanes, masks[t]) : Vec::load(bp + t * Vec::kLanes);
     for (int64_t r = 0; r < MR; ++r) {

@@ -119,12 +119,13 @@ TEST_CASE("matmul: a CPU GEMM element is the in-order fma chain, whatever the sh
         for (int64_t n : {1, 15, 16, 17, 33, 50}) cases.push_back({m, n, 7, ta, tb});
       cases.push_back({40, 70, 1100, ta, tb});
       cases.push_back({300, 40, 64, ta, tb});
+      cases.push_back({5, 1030, 300, ta, tb});  // B rows a page apart: the depth-block copy
       cases.push_back({9, 20, 30, ta, tb, 3, false});
       cases.push_back({9, 20, 30, ta, tb, 3, true});
       cases.push_back({17, 31, 600, ta, tb, 2, false, 0.5f, 0.75f});
     }
-  // A transposed B too wide to pack at once (2 column blocks of 1024 x 1024 floats).
-  cases.push_back({3, 1100, 1024, false, true});
+  // A transposed B too wide to pack at once (2 column blocks of at most 2^20 floats).
+  cases.push_back({3, 2200, 500, false, true});
   const int saved_threads = omp_get_max_threads();
   uint64_t seed = 1;
   for (const GemmCase& g : cases) {
@@ -151,7 +152,9 @@ TEST_CASE(
     "matmul: large weight gradients (Eigen's tiles) are thread-count independent and near the fma chain",
     "[ops][matmul][determinism]") {
   // A^T B with a C past the register kernel's limit, as a hidden-256 model's weight gradients are.
-  for (const GemmCase& g : {GemmCase{256, 100, 700, true, false}, GemmCase{130, 130, 50, true, false, 2}}) {
+  // ... and any product whose depth and width both reach 512 (GPT-2-sized projections).
+  for (const GemmCase& g : {GemmCase{256, 100, 700, true, false}, GemmCase{130, 130, 50, true, false, 2},
+                            GemmCase{20, 600, 700, false, true}, GemmCase{33, 512, 513, false, false}}) {
     INFO("m=" << g.m << " n=" << g.n << " k=" << g.k << " batch=" << g.batch);
     REQUIRE(gemm_goes_to_eigen(gemm_args(g)));
     const std::vector<float> a = random_tensor(Shape{g.batch * g.m * g.k}, 11).to_vector();
