@@ -4,6 +4,7 @@
 
 #include "apps/bench.h"
 #include "runtime/autograd.h"
+#include "runtime/cpu/cpu_gemm_eigen.h"
 #include "runtime/ops/matmul.h"
 #include "runtime/random.h"
 
@@ -81,13 +82,35 @@ nlohmann::json bench_sgemm(const Options& o) {
     const double g = flop * static_cast<double>(reps) / median(seconds) / 1e9;
     std::fprintf(stderr, "sgemm %lldx%lldx%lld%s: %.1f GFLOP/s\n", static_cast<long long>(s.m),
                  static_cast<long long>(s.k), static_cast<long long>(s.n), op, g);
-    results.push_back({{"m", s.m},
-                       {"k", s.k},
-                       {"n", s.n},
-                       {"trans_a", s.trans_a},
-                       {"trans_b", s.trans_b},
-                       {"gflops", g},
-                       {"runs", per_run}});
+    nlohmann::json row = {
+        {"m", s.m},    {"k", s.k},       {"n", s.n}, {"trans_a", s.trans_a}, {"trans_b", s.trans_b},
+        {"gflops", g}, {"runs", per_run}};
+    if (o.shape == "quickstart" && o.device == Device::cpu) {
+      // The same product on Eigen's tiles (what the CPU backend used for every GEMM before its own kernel),
+      // timed the same way, for the side-by-side of docs/performance.md.
+      Tensor c = Tensor::empty(Shape{s.m, s.n}, o.device);
+      GemmArgs args;
+      args.trans_a = s.trans_a;
+      args.trans_b = s.trans_b;
+      args.m = s.m;
+      args.n = s.n;
+      args.k = s.k;
+      args.a = a.data();
+      args.lda = s.trans_a ? s.m : s.k;
+      args.b = b.data();
+      args.ldb = s.trans_b ? s.k : s.n;
+      args.c = c.data();
+      args.ldc = s.n;
+      auto run_eigen = [&] {
+        for (int64_t i = 0; i < reps; ++i) gemm_eigen_tiles(args);
+      };
+      const double ge = flop * static_cast<double>(reps) /
+                        median(time_runs(run_eigen, runs, warmup, std::string(label) + " eigen", o.device)) /
+                        1e9;
+      std::fprintf(stderr, "  on Eigen's tiles: %.1f GFLOP/s (%.2fx)\n", ge, g / ge);
+      row["eigen_gflops"] = ge;
+    }
+    results.push_back(row);
     if (g > results[best]["gflops"].get<double>()) best = si;
   }
   const nlohmann::json& top = results[best];

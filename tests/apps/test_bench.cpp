@@ -57,7 +57,10 @@ TEST_CASE("apps: bench sgemm and train report torch_bench.py's fields", "[apps][
   REQUIRE(rl["shapes"].size() == 11);
   CHECK(rl["shapes"][0]["trans_b"] == true);
   CHECK(rl["shapes"][6]["trans_a"] == true);
-  for (const json& shape : rl["shapes"]) CHECK(shape["gflops"].get<double>() > 0.0);
+  for (const json& shape : rl["shapes"]) {
+    CHECK(shape["gflops"].get<double>() > 0.0);
+    CHECK(shape["eigen_gflops"].get<double>() > 0.0);  // the side-by-side with Eigen's tiles
+  }
 
   const json train = bench_json(
       {"--workload", "train", "--shape", "tiny", "--runs", "1", "--warmup", "0", "--threads", "1"});
