@@ -1,8 +1,9 @@
 // GEMM on the CPU: our own register kernel (cpu_gemm_kernel.h), C cut into row groups x column panels that
 // are spread over threads. Each element of C is one in-order chain of fused multiply-adds (see the kernel's
 // header), so how C is cut, and so the thread count, never changes a bit; nor does the number of rows, so a
-// decode step's projections round exactly as the training forward's. Large weight gradients (A^T B with a
-// big C) go to Eigen's tiles instead (cpu_gemm_eigen.cpp), deterministic across thread counts too.
+// decode step's projections round exactly as the training forward's. Large products (A^T B with a big C,
+// and GPT-2-sized projections) go to Eigen's tiles instead (cpu_gemm_eigen.cpp), deterministic across
+// thread counts too.
 //
 // Why our own (Eigen alone before 2026-12-04): the models here have hidden sizes of 64-1024, so most
 // products have a depth of 64-256, where packing both operands costs a large share of the multiply, and a
@@ -63,7 +64,8 @@ int64_t row_groups(int64_t m, int64_t column_units, int64_t threads) {
 // B rows (stored [k, n]) at least this many floats apart are copied per depth block (see product_block).
 constexpr int64_t kStripCopyStride = 1024;
 
-// Depth per pass over a group: the group's A block (96 x 512 floats with AVX-512) stays in L2 across panels.
+// Depth per block. Each thread walks the depth blocks outermost over all its units (product_block), so a
+// deep product's A and B blocks are read from L2 by every unit of the thread; 128 and 512 measured the same.
 constexpr int64_t kDepthBlock = 256;
 
 // The panel of a B stored [n, k] (transposed) as the kernel reads it: columns [j0, j0 + cols) of op(B) as a
