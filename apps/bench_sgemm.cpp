@@ -16,9 +16,9 @@ struct Gemm {
   bool trans_a = false, trans_b = false;
 };
 // torch_bench.py's SGEMM_SHAPES: the matmuls of the small and gpt2-124m training steps, plus a square one.
-const std::vector<Gemm> kShapes = {{2048, 256, 768}, {2048, 256, 1408}, {2048, 704, 256},
-                                   {2048, 256, 512}, {256, 768, 2304},  {256, 768, 3072},
-                                   {256, 3072, 768}, {256, 768, 50257}, {1024, 1024, 1024}};
+const std::vector<Gemm> kShapes = {{2048, 256, 768},  {2048, 256, 1408}, {2048, 704, 256},
+                                   {2048, 256, 512},  {256, 768, 2304},  {256, 768, 3072},
+                                   {256, 3072, 768},  {256, 768, 50257}, {1024, 1024, 1024}};
 const std::vector<Gemm> kTinyShapes = {{64, 32, 48}, {32, 64, 32}};
 // The quick start's RL update (hidden 64, intermediate 192, ~3,840 rows per update): each layer's forward
 // (x W^T), input gradient (dY W) and weight gradient (dY^T X) products, and a decode step's projections.
@@ -51,8 +51,8 @@ nlohmann::json bench_sgemm(const Options& o) {
   const std::vector<Gemm>& shapes =
       o.shape == "tiny" ? kTinyShapes : (o.shape == "quickstart" ? kQuickstartShapes : kShapes);
   const int64_t runs = o.runs > 0 ? o.runs : 7, warmup = o.warmup >= 0 ? o.warmup : 2;
-  std::fprintf(stderr, "gtpo: sgemm, %lld timed runs after %lld warm-up per shape\n",
-               static_cast<long long>(runs), static_cast<long long>(warmup));
+  std::fprintf(stderr, "gtpo: sgemm, %lld timed runs after %lld warm-up per shape\n", static_cast<long long>(runs),
+               static_cast<long long>(warmup));
   const double baseline = current_rss_mb();
   nlohmann::json results = nlohmann::json::array();
   size_t best = 0;
@@ -114,9 +114,12 @@ nlohmann::json bench_sgemm(const Options& o) {
     if (g > results[best]["gflops"].get<double>()) best = si;
   }
   const nlohmann::json& top = results[best];
-  return {{"tokens_per_s", nullptr}, {"gflops", top["gflops"]},
-          {"runs", top["runs"]},     {"peak_shape", {top["m"], top["k"], top["n"]}},
-          {"shapes", results},       {"baseline_rss_mb", baseline}};
+  return {{"tokens_per_s", nullptr},
+          {"gflops", top["gflops"]},
+          {"runs", top["runs"]},
+          {"peak_shape", {top["m"], top["k"], top["n"]}},
+          {"shapes", results},
+          {"baseline_rss_mb", baseline}};
 }
 
 }  // namespace gtpo::apps::bench

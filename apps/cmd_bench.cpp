@@ -14,8 +14,7 @@ namespace {
 const std::vector<FlagSpec> kFlags = {
     {"--workload", true, "train, rollout, sgemm or rlstep (required)"},
     {"--shape", true,
-     "small, gpt2-124m (train only) or gpt2-124m-1024 (default: small; on cuda gpt2-124m-1024); sgemm: small "
-     "or "
+     "small, gpt2-124m (train only) or gpt2-124m-1024 (default: small; on cuda gpt2-124m-1024); sgemm: small or "
      "quickstart"},
     {"--threads", true, "OpenMP threads; 0 = the default (OMP_NUM_THREADS or every core)"},
     {"--runs", true, "timed runs; the median is reported (default 5, sgemm 7)"},
@@ -23,8 +22,7 @@ const std::vector<FlagSpec> kFlags = {
     {"--quick", false, "3 timed runs after 1 warm-up (unless --runs / --warmup say otherwise)"},
     {"--seed", true, "seed of the random weights and token ids (default 0)"},
     {"--config", true, "rlstep: run config (default configs/quickstart.yaml when it exists, else built in)"},
-    {"--device", true,
-     "cpu or cuda: where the model runs (default cpu); cuda synchronises around timed runs"},
+    {"--device", true, "cpu or cuda: where the model runs (default cpu); cuda synchronises around timed runs"},
     {"--precision", true, "fp32 (default), tf32 or bf16 GEMMs (tf32/bf16: --device cuda only)"},
     {"--json", false, "print one JSON line (the fields of torch_bench.py, \"impl\": \"gtpo\")"}};
 
@@ -35,8 +33,7 @@ const char* kDescription =
     "           tokens/s = batch * T / median step time, GFLOP/s with 6N + 12LCT FLOPs per token\n"
     "  rollout  grouped sampling with a KV cache: 16 prompts x G 8, 32 random prompt tokens, 96 new tokens,\n"
     "           temperature 1, no end-of-sequence; tokens/s = generated tokens / seconds, plus decode-only\n"
-    "  sgemm    GFLOP/s of ops::matmul on the training workloads' GEMM shapes (--shape small; the best is "
-    "the\n"
+    "  sgemm    GFLOP/s of ops::matmul on the training workloads' GEMM shapes (--shape small; the best is the\n"
     "           measured peak) or the quick-start RL update's, transposes included (--shape quickstart)\n"
     "  rlstep   one RL step (rollout, scoring, update) of a quick-start-like run on a fresh model,\n"
     "           dynamic sampling off so that every group is updated\n\n"
@@ -56,12 +53,9 @@ const char* kDescription =
     "per process (scripts/bench/run.sh does); allocator_peak_mb is the most tensor memory live at once.";
 
 void print_human(const nlohmann::json& r) {
-  auto num = [&](const char* key) {
-    return r.contains(key) && r[key].is_number() ? r[key].get<double>() : 0.0;
-  };
+  auto num = [&](const char* key) { return r.contains(key) && r[key].is_number() ? r[key].get<double>() : 0.0; };
   std::cout << "gtpo bench " << r["workload"].get<std::string>();
-  if (r["shape"].is_string())
-    std::cout << ' ' << r["shape"].get<std::string>();  // (" " + s trips GCC 12's -Wrestrict)
+  if (r["shape"].is_string()) std::cout << ' ' << r["shape"].get<std::string>();  // (" " + s trips GCC 12's -Wrestrict)
   std::cout << ", " << r["threads"].get<int>() << " threads";
   if (r.value("device", "cpu") != "cpu")
     std::cout << ", " << r["device"].get<std::string>() << ' ' << r.value("gpu", std::string("?")) << ' '
@@ -71,16 +65,13 @@ void print_human(const nlohmann::json& r) {
   const std::string w = r["workload"].get<std::string>();
   if (w == "train") {
     std::snprintf(buf, sizeof buf, "  %.1f tok/s (step %.1f ms), %.1f GFLOP/s, loss %.4f -> %.4f\n",
-                  num("tokens_per_s"), num("step_s") * 1e3, num("gflops"), num("loss_first"),
-                  num("loss_last"));
+                  num("tokens_per_s"), num("step_s") * 1e3, num("gflops"), num("loss_first"), num("loss_last"));
     if (r.contains("mfu") && r["mfu"].is_number()) {
       std::cout << buf;
-      std::snprintf(buf, sizeof buf, "  MFU %.1f%% of %.0f TFLOP/s\n", 100.0 * num("mfu"),
-                    num("peak_tflops"));
+      std::snprintf(buf, sizeof buf, "  MFU %.1f%% of %.0f TFLOP/s\n", 100.0 * num("mfu"), num("peak_tflops"));
     }
   } else if (w == "rollout") {
-    std::snprintf(buf, sizeof buf,
-                  "  %.1f tok/s (%.1f ms: prefill %.1f, decode %.1f), decode %.1f tok/s, %.1f GFLOP/s\n",
+    std::snprintf(buf, sizeof buf, "  %.1f tok/s (%.1f ms: prefill %.1f, decode %.1f), decode %.1f tok/s, %.1f GFLOP/s\n",
                   num("tokens_per_s"), num("rollout_s") * 1e3, num("prefill_s") * 1e3, num("decode_s") * 1e3,
                   num("decode_tokens_per_s"), num("gflops"));
   } else if (w == "sgemm") {
@@ -94,12 +85,11 @@ void print_human(const nlohmann::json& r) {
     std::cout << per;
     std::snprintf(buf, sizeof buf, "  peak %.1f GFLOP/s\n", num("gflops"));
   } else {
-    std::snprintf(
-        buf, sizeof buf,
-        "  step %.1f ms: rollout %.1f ms (%.1f tok/s), scoring %.2f ms, update %.1f ms (%.1f tok/s); "
-        "%.1f generated tok/s overall\n",
-        num("step_s") * 1e3, num("rollout_s") * 1e3, num("rollout_tokens_per_s"), num("scoring_s") * 1e3,
-        num("update_s") * 1e3, num("update_tokens_per_s"), num("tokens_per_s"));
+    std::snprintf(buf, sizeof buf,
+                  "  step %.1f ms: rollout %.1f ms (%.1f tok/s), scoring %.2f ms, update %.1f ms (%.1f tok/s); "
+                  "%.1f generated tok/s overall\n",
+                  num("step_s") * 1e3, num("rollout_s") * 1e3, num("rollout_tokens_per_s"), num("scoring_s") * 1e3,
+                  num("update_s") * 1e3, num("update_tokens_per_s"), num("tokens_per_s"));
   }
   std::cout << buf;
   std::snprintf(buf, sizeof buf, "  peak RSS %.1f MB, allocator peak %.1f MB\n", num("peak_rss_mb"),
@@ -111,17 +101,13 @@ void print_human(const nlohmann::json& r) {
 int run_bench(int argc, char** argv) {
   Args args(argc, argv, kFlags);
   if (args.help()) {
-    std::fputs(
-        usage_text("gtpo bench --workload W [--shape S] [--device cpu|cuda] [--precision P] [--threads N]\n"
-                   "                  [--runs R] [--warmup W] [--json]",
-                   kDescription, kFlags)
-            .c_str(),
-        stdout);
+    std::fputs(usage_text("gtpo bench --workload W [--shape S] [--device cpu|cuda] [--precision P] [--threads N]\n"
+                          "                  [--runs R] [--warmup W] [--json]",
+                          kDescription, kFlags).c_str(), stdout);
     return 0;
   }
   GTPO_CHECK(args.positionals().empty() && args.overrides().empty(), "bench: unexpected argument '",
-             args.positionals().empty() ? args.overrides()[0].first : args.positionals()[0],
-             "' (see --help)");
+             args.positionals().empty() ? args.overrides()[0].first : args.positionals()[0], "' (see --help)");
   bench::Options o;
   o.workload = args.require("--workload");
   o.shape_given = args.has("--shape");

@@ -7,14 +7,13 @@
 //
 // Every sum has a fixed order (lanes of head_dim, then a fixed tree over lanes; keys in index order), and a
 // task writes only its own rows, so results are the same for any thread count.
-#include "runtime/cpu/cpu_attention_decode.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
 
+#include "runtime/cpu/cpu_attention_decode.h"
 #include "runtime/cpu/cpu_vec_math.h"
 #include "runtime/parallel.h"
 
@@ -79,8 +78,7 @@ inline void axpy(float w, const float* x, float* y, int64_t d) {
 
 void decode_forward(const AttentionArgs& a, const float* q, const float* k, const float* v, float* out,
                     float* lse) {
-  const int64_t d = a.head_dim, heads = a.q_heads, group = a.q_heads / a.kv_heads,
-                offset = a.kv_len - a.q_len;
+  const int64_t d = a.head_dim, heads = a.q_heads, group = a.q_heads / a.kv_heads, offset = a.kv_len - a.q_len;
   const int64_t q_row = heads * d, kv_row = a.kv_heads * d;
   const int64_t kv_batch = a.kv_batch_stride > 0 ? a.kv_batch_stride : a.kv_len * kv_row;
   const int64_t keys = std::max<int64_t>(a.kv_len, 1);
@@ -101,10 +99,8 @@ void decode_forward(const AttentionArgs& a, const float* q, const float* k, cons
       const float* vb = v + b * kv_batch;
       // Positions below prefix_len live in the group's shared prefix (read from cache by every row of the
       // group, instead of from DRAM once per row).
-      const float* pk =
-          a.prefix_len > 0 ? a.prefix_k + (b / a.prefix_group) * a.prefix_batch_stride : nullptr;
-      const float* pv =
-          a.prefix_len > 0 ? a.prefix_v + (b / a.prefix_group) * a.prefix_batch_stride : nullptr;
+      const float* pk = a.prefix_len > 0 ? a.prefix_k + (b / a.prefix_group) * a.prefix_batch_stride : nullptr;
+      const float* pv = a.prefix_len > 0 ? a.prefix_v + (b / a.prefix_group) * a.prefix_batch_stride : nullptr;
       auto key_row = [&](int64_t j) { return (j < a.prefix_len ? pk : kb) + j * kv_row; };
       auto value_row = [&](int64_t j) { return (j < a.prefix_len ? pv : vb) + j * kv_row; };
       const int32_t* mask = a.key_mask ? a.key_mask + b * a.kv_len : nullptr;

@@ -34,52 +34,35 @@ void map_transcendental(int64_t n, F&& f) {
 
 void CpuBackend::unary(UnaryOp op, const float* x, float* y, int64_t n, float s) {
   switch (op) {
-    case UnaryOp::neg:
-      return map(n, [&](int64_t i) { y[i] = -x[i]; });
-    case UnaryOp::exp:
-      return map_transcendental(n, [&](int64_t i) { y[i] = std::exp(x[i]); });
-    case UnaryOp::log:
-      return map_transcendental(n, [&](int64_t i) { y[i] = std::log(x[i]); });
-    case UnaryOp::relu:
-      return map(n, [&](int64_t i) { y[i] = x[i] > 0.0f ? x[i] : 0.0f; });
+    case UnaryOp::neg: return map(n, [&](int64_t i) { y[i] = -x[i]; });
+    case UnaryOp::exp: return map_transcendental(n, [&](int64_t i) { y[i] = std::exp(x[i]); });
+    case UnaryOp::log: return map_transcendental(n, [&](int64_t i) { y[i] = std::log(x[i]); });
+    case UnaryOp::relu: return map(n, [&](int64_t i) { y[i] = x[i] > 0.0f ? x[i] : 0.0f; });
     case UnaryOp::gelu_tanh:
       return map_transcendental(n, [&](int64_t i) {
         const float v = x[i];
         y[i] = 0.5f * v * (1.0f + std::tanh(kGeluC * (v + kGeluA * v * v * v)));
       });
-    case UnaryOp::silu:
-      return map_transcendental(n, [&](int64_t i) { y[i] = x[i] * sigmoid(x[i]); });
-    case UnaryOp::sigmoid:
-      return map_transcendental(n, [&](int64_t i) { y[i] = sigmoid(x[i]); });
-    case UnaryOp::tanh:
-      return map_transcendental(n, [&](int64_t i) { y[i] = std::tanh(x[i]); });
-    case UnaryOp::sqrt:
-      return map(n, [&](int64_t i) { y[i] = std::sqrt(x[i]); });
-    case UnaryOp::square:
-      return map(n, [&](int64_t i) { y[i] = x[i] * x[i]; });
-    case UnaryOp::reciprocal:
-      return map(n, [&](int64_t i) { y[i] = 1.0f / x[i]; });
-    case UnaryOp::scale:
-      return map(n, [&](int64_t i) { y[i] = x[i] * s; });
-    case UnaryOp::add_scalar:
-      return map(n, [&](int64_t i) { y[i] = x[i] + s; });
-    case UnaryOp::pow_scalar:
-      return map_transcendental(n, [&](int64_t i) { y[i] = std::pow(x[i], s); });
+    case UnaryOp::silu: return map_transcendental(n, [&](int64_t i) { y[i] = x[i] * sigmoid(x[i]); });
+    case UnaryOp::sigmoid: return map_transcendental(n, [&](int64_t i) { y[i] = sigmoid(x[i]); });
+    case UnaryOp::tanh: return map_transcendental(n, [&](int64_t i) { y[i] = std::tanh(x[i]); });
+    case UnaryOp::sqrt: return map(n, [&](int64_t i) { y[i] = std::sqrt(x[i]); });
+    case UnaryOp::square: return map(n, [&](int64_t i) { y[i] = x[i] * x[i]; });
+    case UnaryOp::reciprocal: return map(n, [&](int64_t i) { y[i] = 1.0f / x[i]; });
+    case UnaryOp::scale: return map(n, [&](int64_t i) { y[i] = x[i] * s; });
+    case UnaryOp::add_scalar: return map(n, [&](int64_t i) { y[i] = x[i] + s; });
+    case UnaryOp::pow_scalar: return map_transcendental(n, [&](int64_t i) { y[i] = std::pow(x[i], s); });
   }
   fail("unary: unknown op");
 }
 
-void CpuBackend::unary_backward(UnaryOp op, const float* x, const float* y, const float* gy, float* gx,
-                                int64_t n, float s) {
+void CpuBackend::unary_backward(UnaryOp op, const float* x, const float* y, const float* gy, float* gx, int64_t n,
+                                float s) {
   switch (op) {
-    case UnaryOp::neg:
-      return map(n, [&](int64_t i) { gx[i] = -gy[i]; });
-    case UnaryOp::exp:
-      return map(n, [&](int64_t i) { gx[i] = gy[i] * y[i]; });
-    case UnaryOp::log:
-      return map(n, [&](int64_t i) { gx[i] = gy[i] / x[i]; });
-    case UnaryOp::relu:
-      return map(n, [&](int64_t i) { gx[i] = x[i] > 0.0f ? gy[i] : 0.0f; });
+    case UnaryOp::neg: return map(n, [&](int64_t i) { gx[i] = -gy[i]; });
+    case UnaryOp::exp: return map(n, [&](int64_t i) { gx[i] = gy[i] * y[i]; });
+    case UnaryOp::log: return map(n, [&](int64_t i) { gx[i] = gy[i] / x[i]; });
+    case UnaryOp::relu: return map(n, [&](int64_t i) { gx[i] = x[i] > 0.0f ? gy[i] : 0.0f; });
     case UnaryOp::gelu_tanh:
       return map_transcendental(n, [&](int64_t i) {
         const float v = x[i];
@@ -93,22 +76,14 @@ void CpuBackend::unary_backward(UnaryOp op, const float* x, const float* y, cons
         const float sg = sigmoid(x[i]);
         gx[i] = gy[i] * sg * (1.0f + x[i] * (1.0f - sg));
       });
-    case UnaryOp::sigmoid:
-      return map(n, [&](int64_t i) { gx[i] = gy[i] * y[i] * (1.0f - y[i]); });
-    case UnaryOp::tanh:
-      return map(n, [&](int64_t i) { gx[i] = gy[i] * (1.0f - y[i] * y[i]); });
-    case UnaryOp::sqrt:
-      return map(n, [&](int64_t i) { gx[i] = gy[i] * 0.5f / y[i]; });
-    case UnaryOp::square:
-      return map(n, [&](int64_t i) { gx[i] = gy[i] * 2.0f * x[i]; });
-    case UnaryOp::reciprocal:
-      return map(n, [&](int64_t i) { gx[i] = -gy[i] * y[i] * y[i]; });
-    case UnaryOp::scale:
-      return map(n, [&](int64_t i) { gx[i] = gy[i] * s; });
-    case UnaryOp::add_scalar:
-      return map(n, [&](int64_t i) { gx[i] = gy[i]; });
-    case UnaryOp::pow_scalar:
-      return map_transcendental(n, [&](int64_t i) { gx[i] = gy[i] * s * std::pow(x[i], s - 1.0f); });
+    case UnaryOp::sigmoid: return map(n, [&](int64_t i) { gx[i] = gy[i] * y[i] * (1.0f - y[i]); });
+    case UnaryOp::tanh: return map(n, [&](int64_t i) { gx[i] = gy[i] * (1.0f - y[i] * y[i]); });
+    case UnaryOp::sqrt: return map(n, [&](int64_t i) { gx[i] = gy[i] * 0.5f / y[i]; });
+    case UnaryOp::square: return map(n, [&](int64_t i) { gx[i] = gy[i] * 2.0f * x[i]; });
+    case UnaryOp::reciprocal: return map(n, [&](int64_t i) { gx[i] = -gy[i] * y[i] * y[i]; });
+    case UnaryOp::scale: return map(n, [&](int64_t i) { gx[i] = gy[i] * s; });
+    case UnaryOp::add_scalar: return map(n, [&](int64_t i) { gx[i] = gy[i]; });
+    case UnaryOp::pow_scalar: return map_transcendental(n, [&](int64_t i) { gx[i] = gy[i] * s * std::pow(x[i], s - 1.0f); });
   }
   fail("unary_backward: unknown op");
 }
@@ -136,12 +111,9 @@ void CpuBackend::swiglu_backward(const float* gate, const float* up, const float
 namespace {
 inline int64_t operand_index(BroadcastMode mode, int64_t r, int64_t c, int64_t cols) {
   switch (mode) {
-    case BroadcastMode::full:
-      return r * cols + c;
-    case BroadcastMode::repeat_rows:
-      return c;
-    case BroadcastMode::repeat_cols:
-      return r;
+    case BroadcastMode::full: return r * cols + c;
+    case BroadcastMode::repeat_rows: return c;
+    case BroadcastMode::repeat_cols: return r;
   }
   return 0;
 }
@@ -163,14 +135,10 @@ void binary_loop(const float* a, const float* b, float* out, const BinaryPlan& p
 
 void CpuBackend::binary(BinaryOp op, const float* a, const float* b, float* out, const BinaryPlan& plan) {
   switch (op) {
-    case BinaryOp::add:
-      return binary_loop(a, b, out, plan, [](float x, float y) { return x + y; });
-    case BinaryOp::sub:
-      return binary_loop(a, b, out, plan, [](float x, float y) { return x - y; });
-    case BinaryOp::mul:
-      return binary_loop(a, b, out, plan, [](float x, float y) { return x * y; });
-    case BinaryOp::div:
-      return binary_loop(a, b, out, plan, [](float x, float y) { return x / y; });
+    case BinaryOp::add: return binary_loop(a, b, out, plan, [](float x, float y) { return x + y; });
+    case BinaryOp::sub: return binary_loop(a, b, out, plan, [](float x, float y) { return x - y; });
+    case BinaryOp::mul: return binary_loop(a, b, out, plan, [](float x, float y) { return x * y; });
+    case BinaryOp::div: return binary_loop(a, b, out, plan, [](float x, float y) { return x / y; });
   }
   fail("binary: unknown op");
 }

@@ -106,10 +106,24 @@ void pack_panel(const float* b, int64_t ldb, int64_t k, int64_t j0, int64_t cols
   }
 }
 
-// The calling thread's copy of one panel's depth block of a B read in place.
-float* strip_buffer() {
-  thread_local std::vector<float> strip(static_cast<size_t>(kDepthBlock * kPanel));
-  return strip.data();
+// The calling thread's contiguous copy [rows, kPanel] of a B depth block read in place, rows ldb apart from
+// `source`. Consecutive units of a thread often share the panel (panel-major order): the copy of the
+// previous unit is then reused, identified by its source address within this GEMM call (`product`).
+struct StripCache {
+  std::vector<float> data = std::vector<float>(static_cast<size_t>(kDepthBlock * kPanel));
+  const float* source = nullptr;
+  uint64_t product = 0;
+};
+
+const float* copied_strip(const float* source, int64_t ldb, int64_t rows, int64_t cols, uint64_t product) {
+  thread_local StripCache cache;
+  if (cache.source != source || cache.product != product) {
+    for (int64_t p = 0; p < rows; ++p)
+      std::memcpy(cache.data.data() + p * kPanel, source + p * ldb, cols * sizeof(float));
+    cache.source = source;
+    cache.product = product;
+  }
+  return cache.data.data();
 }
 
 // A transposed B is packed by each thread for itself, panel by panel as its units first need them: one
@@ -194,10 +208,7 @@ void product_block(const GemmArgs& g, float* c, int64_t ldc, int64_t c_stride, i
         if (!g.trans_b && ldb >= kStripCopyStride) {
           // Rows a page or more apart: each row of the depth block would be its own TLB entry, reloaded
           // by every row tile; a contiguous copy of the block costs ~2% of its multiply-adds.
-          float* strip = strip_buffer();
-          for (int64_t p = 0; p < p1 - p0; ++p)
-            std::memcpy(strip + p * kPanel, b + p * ldb, cols * sizeof(float));
-          b = strip;
+          b = copied_strip(b, ldb, p1 - p0, cols, id);
           ldb = kPanel;
         }
         float* cg = c + entry * c_stride + i0 * ldc + j0;

@@ -21,10 +21,10 @@ constexpr int64_t kBlock = 256;
 constexpr int kLanes = 8;
 
 struct RowSums {
-  float max = 0.0f;       // m = max_k z_k
-  double log_sum = 0.0;   // log S, S = sum_k e^(z_k - m)
-  double sum = 0.0;       // S
-  double weighted = 0.0;  // W = sum_k e^(z_k - m) (z_k - m)   (only with kWeighted)
+  float max = 0.0f;         // m = max_k z_k
+  double log_sum = 0.0;     // log S, S = sum_k e^(z_k - m)
+  double sum = 0.0;         // S
+  double weighted = 0.0;    // W = sum_k e^(z_k - m) (z_k - m)   (only with kWeighted)
 };
 
 // z_k = x_k * scale. scale > 0, so max_k fl(x_k * scale) == fl(max_k x_k * scale): the max pass skips the
@@ -138,8 +138,7 @@ void CpuBackend::logprob_entropy_forward(const float* logits, const int32_t* tar
 
 void CpuBackend::logprob_entropy_backward(const float* logits, const int32_t* targets, const float* lse,
                                           const float* entropy, const float* glogprob, const float* gentropy,
-                                          float* glogits, int64_t rows, int64_t vocab,
-                                          float inv_temperature) {
+                                          float* glogits, int64_t rows, int64_t vocab, float inv_temperature) {
   // dlogprob/dz_k = onehot_k - p_k,  dH/dz_k = -p_k (log p_k + H),  dz/dx = 1/T.
   parallel_for(rows, row_grain(vocab), [&](int64_t rb, int64_t re) {
     for (int64_t r = rb; r < re; ++r) {

@@ -1,6 +1,7 @@
 // gtpo bench on the hidden tiny shape: the JSON line carries torch_bench.py's fields, with positive values,
 // and the FLOP count matches torch_bench.py's for the small shape.
 #include <catch2/catch.hpp>
+
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -8,8 +9,8 @@
 #include "apps/bench.h"
 #include "apps/commands.h"
 
-using Catch::Contains;
 using nlohmann::json;
+using Catch::Contains;
 
 namespace {
 // Runs `gtpo bench ARGS --json` through run_bench and parses its one line of stdout.
@@ -62,14 +63,13 @@ TEST_CASE("apps: bench sgemm and train report torch_bench.py's fields", "[apps][
     CHECK(shape["eigen_gflops"].get<double>() > 0.0);  // the side-by-side with Eigen's tiles
   }
 
-  const json train = bench_json(
-      {"--workload", "train", "--shape", "tiny", "--runs", "1", "--warmup", "0", "--threads", "1"});
+  const json train = bench_json({"--workload", "train", "--shape", "tiny", "--runs", "1", "--warmup", "0", "--threads", "1"});
   CHECK(train["impl"] == "gtpo");
   CHECK(train["workload"] == "train");
   CHECK(train["shape"] == "tiny");
   CHECK(train["threads"] == 1);
-  for (const char* k : {"tokens_per_s", "gflops", "peak_rss_mb", "step_s", "flops_per_token",
-                        "allocator_peak_mb", "loss_first"})
+  for (const char* k : {"tokens_per_s", "gflops", "peak_rss_mb", "step_s", "flops_per_token", "allocator_peak_mb",
+                        "loss_first"})
     check_positive(train, k);
   REQUIRE(train["runs"].size() == 1);
   CHECK(train["tokens_per_step"] == 2 * 16);
@@ -77,8 +77,7 @@ TEST_CASE("apps: bench sgemm and train report torch_bench.py's fields", "[apps][
 
 TEST_CASE("apps: bench FLOPs follow torch_bench.py and bad flags are errors", "[apps][bench]") {
   namespace b = gtpo::apps::bench;
-  // torch_bench.py's Transformer(small).matmul_params(): 4 * (768*256 + 256*256 + 1408*256 + 704*256) +
-  // 512*256.
+  // torch_bench.py's Transformer(small).matmul_params(): 4 * (768*256 + 256*256 + 1408*256 + 704*256) + 512*256.
   CHECK(b::matmul_params(b::model_shape("small").model) == 3342336);
   CHECK(b::model_shape("small").model.intermediate_size == 704);
   // gpt2: 12 * 12 C^2 + the tied head, counted once more.
@@ -86,11 +85,9 @@ TEST_CASE("apps: bench FLOPs follow torch_bench.py and bad flags are errors", "[
   CHECK(b::train_flops_per_token(b::model_shape("small").model, 128) == 6.0 * 3342336 + 12.0 * 4 * 256 * 128);
 
   CHECK_THROWS_WITH(bench_json({"--workload", "nope"}), Contains("valid workloads"));
-  CHECK_THROWS_WITH(bench_json({"--workload", "train", "--shape", "huge"}),
-                    Contains("valid shapes: small, gpt2-124m"));
+  CHECK_THROWS_WITH(bench_json({"--workload", "train", "--shape", "huge"}), Contains("valid shapes: small, gpt2-124m"));
   CHECK_THROWS_WITH(bench_json({"--workload", "train", "--runs", "0"}), Contains("--runs must be >= 1"));
-  CHECK_THROWS_WITH(bench_json({"--workload", "rlstep", "--shape", "small"}),
-                    Contains("rlstep takes no --shape"));
+  CHECK_THROWS_WITH(bench_json({"--workload", "rlstep", "--shape", "small"}), Contains("rlstep takes no --shape"));
   CHECK_THROWS_WITH(bench_json({"--workload", "sgemm", "--shape", "huge"}),
                     Contains("sgemm --shape must be small (the training workloads' products), quickstart"));
 }

@@ -16,8 +16,8 @@ using Catch::Contains;
 
 namespace {
 // Naive reference: C = op(A) op(B) in double.
-std::vector<float> naive_matmul(const std::vector<float>& a, const std::vector<float>& b, int64_t m,
-                                int64_t n, int64_t k, bool ta, bool tb) {
+std::vector<float> naive_matmul(const std::vector<float>& a, const std::vector<float>& b, int64_t m, int64_t n,
+                                int64_t k, bool ta, bool tb) {
   std::vector<float> c(static_cast<size_t>(m * n));
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
@@ -30,10 +30,8 @@ std::vector<float> naive_matmul(const std::vector<float>& a, const std::vector<f
 }
 }  // namespace
 
-TEST_CASE("matmul: values against a naive product, all transposes, odd and tile-crossing sizes",
-          "[ops][matmul]") {
-  for (auto [m, n, k] :
-       {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {3, 5, 7}, {131, 517, 17}, {2, 3, 0}}) {
+TEST_CASE("matmul: values against a naive product, all transposes, odd and tile-crossing sizes", "[ops][matmul]") {
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {3, 5, 7}, {131, 517, 17}, {2, 3, 0}}) {
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
         Tensor a = random_tensor(ta ? Shape{k, m} : Shape{m, k}, 1);
@@ -195,8 +193,7 @@ TEST_CASE("matmul: gradients for 2-D, batched and shared-weight products", "[ops
   Tensor x = random_tensor(Shape{3, 6}, 5, -1, 1, true);
   Tensor w = random_tensor(Shape{4, 6}, 6, -1, 1, true);
   Tensor bias = random_tensor(Shape{4}, 7, -1, 1, true);
-  CHECK(gradcheck([](const std::vector<Tensor>& in) { return ops::linear(in[0], in[1], in[2]); },
-                  {x, w, bias}) == 0);
+  CHECK(gradcheck([](const std::vector<Tensor>& in) { return ops::linear(in[0], in[1], in[2]); }, {x, w, bias}) == 0);
 }
 
 TEST_CASE("matmul: shape errors name both shapes", "[ops][matmul][errors]") {
@@ -204,8 +201,7 @@ TEST_CASE("matmul: shape errors name both shapes", "[ops][matmul][errors]") {
                     Contains("matmul: inner dimensions differ: a [2, 3] and b [4, 5] give 3 vs 4"));
   CHECK_THROWS_WITH(ops::matmul(Tensor::zeros(Shape{2, 2, 3}), Tensor::zeros(Shape{3, 3, 4})),
                     Contains("batch dimensions differ"));
-  CHECK_THROWS_WITH(ops::matmul(Tensor::zeros(Shape{3}), Tensor::zeros(Shape{3, 4})),
-                    Contains("needs rank >= 2"));
+  CHECK_THROWS_WITH(ops::matmul(Tensor::zeros(Shape{3}), Tensor::zeros(Shape{3, 4})), Contains("needs rank >= 2"));
 }
 
 TEST_CASE("reduce: sum and mean values and gradients over every axis", "[ops][reduce]") {
@@ -223,20 +219,13 @@ TEST_CASE("reduce: sum and mean values and gradients over every axis", "[ops][re
     CHECK(gradcheck([&](const std::vector<Tensor>& in) { return ops::sum(in[0], axis); }, {y}) == 0);
     CHECK(gradcheck([&](const std::vector<Tensor>& in) { return ops::mean(in[0], axis, true); }, {y}) == 0);
   }
-  CHECK(gradcheck(
-            [](const std::vector<Tensor>& in) {
-              return ops::mean_all(ops::reshape(in[0], Shape{5, -1}));
-            },
-            {y}) == 0);
+  CHECK(gradcheck([](const std::vector<Tensor>& in) { return ops::mean_all(ops::reshape(in[0], Shape{5, -1})); }, {y}) == 0);
 }
 
 TEST_CASE("matmul+reduce: every backend agrees with the CPU", "[ops][matmul][backends]") {
   Tensor a = random_tensor(Shape{3, 17, 9}, 1, -1, 1, true);
   Tensor w = random_tensor(Shape{11, 9}, 2, -1, 1, true);
-  check_backends(
-      "linear+sum",
-      [](const std::vector<Tensor>& in) {
-        return std::vector<Tensor>{ops::sum(ops::matmul(in[0], in[1], false, true), 1)};
-      },
-      {a, w}, 1e-4);
+  check_backends("linear+sum", [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{ops::sum(ops::matmul(in[0], in[1], false, true), 1)};
+  }, {a, w}, 1e-4);
 }
