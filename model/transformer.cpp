@@ -106,8 +106,23 @@ Tensor Transformer::default_positions(int64_t batch, int64_t length, int64_t sta
   return Tensor::from_ints(pos, Shape{batch, length}, device_);
 }
 
+namespace {
+// x [1, N, H, D] of a packed batch's rows -> [rows, length, H, D], its sequences right-padded.
+Tensor as_sequences(const Tensor& x, const PackedLayout& p) {
+  const int64_t N = x.size(1), H = x.size(2), D = x.size(3);
+  return ops::reshape(ops::gather_rows(ops::reshape(x, {N, H * D}), p.slot_rows), {p.rows, p.length, H, D});
+}
+// The inverse: [rows, length, H, D] -> [1, N, H, D], each row from its slot.
+Tensor as_rows(const Tensor& x, const PackedLayout& p) {
+  const int64_t H = x.size(2), D = x.size(3), N = p.row_slots.numel();
+  return ops::reshape(ops::gather_rows(ops::reshape(x, {p.rows * p.length, H * D}), p.row_slots), {1, N, H, D});
+}
+}  // namespace
+
 Tensor Transformer::attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask,
-                              KvCache* cache, size_t index) const {
+                              KvCache* cache, size_t index, const PackedLayout* packed) const {
+  if (packed) return as_rows(ops::attention(as_sequences(q, *packed), as_sequences(k, *packed),
+                                            as_sequences(v, *packed)), *packed);
   if (!cache) return ops::attention(q, k, v, key_mask);
   // Append the new keys and values at cache->length, then attend over everything cached so far.
   const int64_t B = k.size(0), Tn = k.size(1), row = k.size(2) * k.size(3);
@@ -126,7 +141,7 @@ Tensor Transformer::attention(const Tensor& q, const Tensor& k, const Tensor& v,
 }
 
 Tensor Transformer::block(const Layer& l, size_t index, const Tensor& x, const Tensor& positions,
-                          const Tensor& key_mask, KvCache* cache) const {
+                          const Tensor& key_mask, KvCache* cache, const PackedLayout* packed) const {
   const ModelConfig& c = config_;
   const int64_t B = x.size(0), T = x.size(1), C = c.hidden_size, D = c.head_dim();
   const int64_t Hq = c.num_attention_heads, Hkv = c.num_key_value_heads;
@@ -137,7 +152,7 @@ Tensor Transformer::block(const Layer& l, size_t index, const Tensor& x, const T
     Tensor q = ops::reshape(parts[0], {B, T, Hq, D});
     Tensor k = ops::reshape(parts[1], {B, T, Hkv, D});
     Tensor v = ops::reshape(parts[2], {B, T, Hkv, D});
-    Tensor att = ops::reshape(attention(q, k, v, key_mask, cache, index), {B, T, C});
+    Tensor att = ops::reshape(attention(q, k, v, key_mask, cache, index, packed), {B, T, C});
     Tensor x1 = ops::add(x, ops::add(ops::matmul(att, l.attn_proj_w), l.attn_proj_b));
     Tensor h2 = ops::layer_norm(x1, l.ln_2_w, l.ln_2_b, c.norm_eps);
     Tensor mlp = ops::gelu(ops::add(ops::matmul(h2, l.c_fc_w), l.c_fc_b));
@@ -148,7 +163,7 @@ Tensor Transformer::block(const Layer& l, size_t index, const Tensor& x, const T
   Tensor q = ops::rope(ops::reshape(ops::linear(h, l.q_w, l.q_b), {B, T, Hq, D}), positions, freq);
   Tensor k = ops::rope(ops::reshape(ops::linear(h, l.k_w, l.k_b), {B, T, Hkv, D}), positions, freq);
   Tensor v = ops::reshape(ops::linear(h, l.v_w, l.v_b), {B, T, Hkv, D});
-  Tensor att = ops::reshape(attention(q, k, v, key_mask, cache, index), {B, T, Hq * D});
+  Tensor att = ops::reshape(attention(q, k, v, key_mask, cache, index, packed), {B, T, Hq * D});
   Tensor x1 = ops::add(x, ops::linear(att, l.o_w, l.o_b));
   Tensor h2 = ops::rms_norm(x1, l.post_norm_w, c.norm_eps);
   Tensor gated = ops::swiglu(ops::linear(h2, l.gate_w, l.gate_b), ops::linear(h2, l.up_w, l.up_b));
@@ -179,8 +194,32 @@ Tensor Transformer::forward(const Tensor& tokens, const Tensor& positions, const
              tokens.describe());
   Tensor x = ops::embedding(embed_w_, tokens);
   if (config_.is_gpt2()) x = ops::add(x, ops::embedding(pos_w_, pos));
-  for (size_t i = 0; i < layers_.size(); ++i) x = block(layers_[i], i, x, pos, key_mask, nullptr);
+  for (size_t i = 0; i < layers_.size(); ++i) x = block(layers_[i], i, x, pos, key_mask, nullptr, nullptr);
   return logits_from_hidden(x);
+}
+
+Tensor Transformer::forward_packed(const PackedLayout& p) const {
+  check_tokens("forward_packed", p.tokens, config_);
+  const int64_t N = p.tokens.size(1);
+  auto check_index = [&](const char* what, const Tensor& t, int64_t size) {
+    GTPO_CHECK(t.defined() && t.dtype() == DType::i32 && t.rank() == 1 && (size < 0 || t.size(0) == size),
+               "forward_packed: ", what, " must be i32 [", size < 0 ? std::string("M") : std::to_string(size),
+               "], got ", t.defined() ? t.describe() : std::string("undefined"));
+  };
+  GTPO_CHECK(p.tokens.size(0) == 1 && N > 0, "forward_packed: tokens must be i32 [1, N] with N > 0, got ",
+             p.tokens.describe());
+  GTPO_CHECK(p.positions.defined() && p.positions.shape() == p.tokens.shape(), "forward_packed: positions must be [1, ",
+             N, "]");
+  GTPO_CHECK(p.rows > 0 && p.length > 0, "forward_packed: ", p.rows, " sequences of length ", p.length);
+  GTPO_CHECK(p.length <= config_.max_position_embeddings, "forward_packed: sequence length ", p.length,
+             " exceeds max_position_embeddings ", config_.max_position_embeddings);
+  check_index("slot_rows", p.slot_rows, p.rows * p.length);
+  check_index("row_slots", p.row_slots, N);
+  check_index("output_rows", p.output_rows, -1);
+  Tensor x = ops::embedding(embed_w_, p.tokens);  // [1, N, C]
+  if (config_.is_gpt2()) x = ops::add(x, ops::embedding(pos_w_, p.positions));
+  for (size_t i = 0; i < layers_.size(); ++i) x = block(layers_[i], i, x, p.positions, Tensor(), nullptr, &p);
+  return logits_from_hidden(ops::gather_rows(ops::reshape(x, {N, config_.hidden_size}), p.output_rows));
 }
 
 Tensor Transformer::forward_cached(const Tensor& tokens, const Tensor& positions, const Tensor& key_mask,
@@ -192,7 +231,7 @@ Tensor Transformer::forward_cached(const Tensor& tokens, const Tensor& positions
              B, ", ", Tn, "]");
   Tensor x = ops::embedding(embed_w_, tokens);
   if (config_.is_gpt2()) x = ops::add(x, ops::embedding(pos_w_, positions));
-  for (size_t i = 0; i < layers_.size(); ++i) x = block(layers_[i], i, x, positions, key_mask, &cache);
+  for (size_t i = 0; i < layers_.size(); ++i) x = block(layers_[i], i, x, positions, key_mask, &cache, nullptr);
   cache.length += Tn;
   if (last_only && Tn > 1) x = ops::slice(x, 1, Tn - 1, Tn);
   return logits_from_hidden(x);

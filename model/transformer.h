@@ -10,6 +10,7 @@
 
 #include "model/kv_cache.h"
 #include "model/model_config.h"
+#include "model/packed_layout.h"
 #include "runtime/optim/parameters.h"
 #include "runtime/tensor.h"
 
@@ -43,6 +44,11 @@ class Transformer {
   // never lets a real token see a later pad). Returns logits [B, T, V].
   Tensor forward(const Tensor& tokens, const Tensor& positions = Tensor(), const Tensor& key_mask = Tensor()) const;
 
+  // Training / scoring forward over a packed batch (model/packed_layout.h): each distinct row computed once.
+  // Returns logits [M, V] of layout.output_rows; on the CPU they equal forward()'s logits at those positions
+  // of the padded sequences, bit for bit.
+  Tensor forward_packed(const PackedLayout& layout) const;
+
   // Inference with a KV cache (call under NoGradGuard). tokens i32 [B, Tn] are appended at cache.length;
   // positions i32 [B, Tn]; key_mask i32 [B, cache.length + Tn] covers the cached keys and the new ones.
   // Returns logits [B, Tn, V], or [B, 1, V] for the last new position only when last_only.
@@ -61,10 +67,11 @@ class Transformer {
   Tensor add_param(const std::string& name, const Shape& shape);
   Tensor default_positions(int64_t batch, int64_t length, int64_t start) const;
   // One block; cache is null for training. Returns the new residual stream [B, T, C].
+  // packed is set for forward_packed (x is then [1, N, C]).
   Tensor block(const Layer& layer, size_t index, const Tensor& x, const Tensor& positions, const Tensor& key_mask,
-               KvCache* cache) const;
+               KvCache* cache, const PackedLayout* packed) const;
   Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask, KvCache* cache,
-                   size_t index) const;
+                   size_t index, const PackedLayout* packed) const;
   Tensor logits_from_hidden(const Tensor& hidden) const;
 
   ModelConfig config_;

@@ -1,6 +1,8 @@
 #include "rl/policy_update.h"
 
 #include <algorithm>
+#include <optional>
+#include <span>
 
 #include "rl/loss_aggregation.h"
 #include "rl/sequence_batch.h"
@@ -13,12 +15,57 @@ namespace gtpo::rl {
 
 namespace {
 
-// Log-probs (and entropies) of every position of a padded batch under `model`, at `temperature`.
-ops::LogprobEntropy score_positions(const model::Transformer& model, const PaddedBatch& b, float temperature) {
-  const int64_t V = model.config().vocab_size;
-  Tensor logits = ops::reshape(model.forward(b.tokens), {b.rows * b.length, V});
-  Tensor targets = Tensor::from_ints(b.next, {b.rows * b.length}, model.device());
-  return ops::token_logprob_entropy(logits, targets, temperature);
+// One micro-batch laid out for scoring: padded (every position) or packed (rl.share_prompts: distinct prompt
+// rows once, positions that predict a response token only). Either way the loss inputs are flat over the
+// scored positions, and row r's response token t is scored at first[r] + t.
+struct ScoredMicroBatch {
+  std::optional<PaddedBatch> padded;
+  std::optional<SharedPromptBatch> packed;
+  std::vector<int64_t> first;
+  size_t positions = 0;
+
+  // Log-probs (and entropies) of every scored position under `model`, at `temperature`.
+  ops::LogprobEntropy score(const model::Transformer& model, float temperature) const {
+    if (packed) {
+      Tensor targets = Tensor::from_ints(packed->targets, {static_cast<int64_t>(positions)}, model.device());
+      return ops::token_logprob_entropy(model.forward_packed(packed->layout), targets, temperature);
+    }
+    const int64_t V = model.config().vocab_size;
+    Tensor logits = ops::reshape(model.forward(padded->tokens), {padded->rows * padded->length, V});
+    Tensor targets = Tensor::from_ints(padded->next, {padded->rows * padded->length}, model.device());
+    return ops::token_logprob_entropy(logits, targets, temperature);
+  }
+};
+
+ScoredMicroBatch lay_out(const RolloutBatch& batch, const std::vector<int64_t>& items, bool share_prompts,
+                         int32_t pad_id, Device device) {
+  ScoredMicroBatch mb;
+  if (share_prompts) {
+    std::vector<std::span<const int32_t>> prompts, responses;
+    for (int64_t item : items) {
+      const model::Sample& s = batch.items[static_cast<size_t>(item)].sample;
+      prompts.emplace_back(s.prompt_tokens);
+      responses.emplace_back(s.tokens);
+    }
+    mb.packed = pack_shared_prompts(prompts, responses, device);
+    mb.first = mb.packed->response_begin;
+    mb.positions = mb.packed->targets.size();
+    return mb;
+  }
+  std::vector<std::vector<int32_t>> seqs;
+  for (int64_t item : items) {
+    const model::Sample& s = batch.items[static_cast<size_t>(item)].sample;
+    std::vector<int32_t> seq = s.prompt_tokens;
+    seq.insert(seq.end(), s.tokens.begin(), s.tokens.end());
+    seqs.push_back(std::move(seq));
+  }
+  mb.padded = pad_right(seqs, pad_id, device);
+  for (size_t row = 0; row < items.size(); ++row) {
+    const model::Sample& s = batch.items[static_cast<size_t>(items[row])].sample;
+    mb.first.push_back(mb.padded->predicting(static_cast<int64_t>(row), static_cast<int64_t>(s.prompt_tokens.size())));
+  }
+  mb.positions = static_cast<size_t>(mb.padded->rows * mb.padded->length);
+  return mb;
 }
 
 void accumulate(PolicyLossMetrics& total, const PolicyLossMetrics& m) {
@@ -108,41 +155,35 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
       }
       // With several ranks, the micro-batches one process would run are dealt out in contiguous blocks.
       const auto micro = plan_micro_batches(
-          lengths, {rl.micro_batch_tokens, rl.group_by_length, micro_batch_overhead_tokens(policy.device())});
+          lengths, {rl.micro_batch_tokens, rl.group_by_length, micro_batch_overhead_tokens(policy.device()),
+           rl.share_prompts ? kPackedSlotWidth : 0});
       const dist::Share share = dist::share_of(static_cast<int64_t>(micro.size()), comm.rank(), comm.size());
       std::vector<PolicyLossMetrics> micro_metrics;
       for (int64_t mb = share.first; mb < share.last; ++mb) {
         // The items of this micro-batch, in row order.
         std::vector<int64_t> rows;
         for (size_t a : micro[static_cast<size_t>(mb)]) rows.push_back(active[a]);
-        std::vector<std::vector<int32_t>> seqs;
-        for (int64_t item : rows) {
-          const model::Sample& s = batch.items[static_cast<size_t>(item)].sample;
-          std::vector<int32_t> seq = s.prompt_tokens;
-          seq.insert(seq.end(), s.tokens.begin(), s.tokens.end());
-          seqs.push_back(std::move(seq));
-        }
-        PaddedBatch pb = pad_right(seqs, options.pad_id, policy.device());
-        const size_t n = static_cast<size_t>(pb.rows * pb.length);
+        const ScoredMicroBatch mbatch = lay_out(batch, rows, rl.share_prompts, options.pad_id, policy.device());
+        const size_t n = mbatch.positions;
         PolicyLossInputs in;
         in.old_logprobs.assign(n, 0.0f);
         in.advantages.assign(n, 0.0f);
         in.token_weights.assign(n, 0.0f);
         in.sequence_level = adv.sequence_level_loss;
-        for (int64_t row = 0; row < pb.rows; ++row) {
-          const int64_t item = rows[static_cast<size_t>(row)];
+        for (size_t row = 0; row < rows.size(); ++row) {
+          const int64_t item = rows[row];
           const model::Sample& s = batch.items[static_cast<size_t>(item)].sample;
           const ResponseResult& r = adv.responses[static_cast<size_t>(item)];
-          const int64_t p = static_cast<int64_t>(s.prompt_tokens.size());
+          const int64_t first_at = mbatch.first[row];
           for (size_t t = 0; t < s.tokens.size(); ++t) {
-            const size_t at = static_cast<size_t>(pb.predicting(row, p + static_cast<int64_t>(t)));
+            const size_t at = static_cast<size_t>(first_at) + t;
             in.old_logprobs[at] = s.logprobs[t];
             in.advantages[at] = r.advantages[t];
             in.token_weights[at] = token_w[static_cast<size_t>(item - first)][t];
           }
           if (in.sequence_level) {
-            in.seq_begin.push_back(pb.predicting(row, p));
-            in.seq_end.push_back(pb.predicting(row, p + static_cast<int64_t>(s.tokens.size())));
+            in.seq_begin.push_back(first_at);
+            in.seq_end.push_back(first_at + static_cast<int64_t>(s.tokens.size()));
             in.seq_advantages.push_back(r.seq_advantage);
             in.seq_weights.push_back(seq_w[static_cast<size_t>(item - first)]);
           }
@@ -150,24 +191,22 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
         if (rl.kl_coef != 0.0) {
           GTPO_CHECK(reference != nullptr, "policy update: rl.kl_coef is set but there is no reference model");
           NoGradGuard no_grad;
-          in.ref_logprobs = score_positions(*reference, pb, options.temperature).logprob.to_vector();
+          in.ref_logprobs = mbatch.score(*reference, options.temperature).logprob.to_vector();
         }
-        ops::LogprobEntropy lp_ent = score_positions(policy, pb, options.temperature);
+        ops::LogprobEntropy lp_ent = mbatch.score(policy, options.temperature);
         PolicyLossMetrics m;
         ClipStatus clip;
         // Detached entropies still feed the entropy metric when there is no entropy bonus.
         Tensor loss = policy_loss(lp_ent.logprob, entropy_needed ? lp_ent.entropy : lp_ent.entropy.detach(), in, rl, &m, &clip);
         loss.backward();
         micro_metrics.push_back(m);
-        for (int64_t row = 0; row < pb.rows; ++row) {
-          const int64_t item = rows[static_cast<size_t>(row)];
+        for (size_t row = 0; row < rows.size(); ++row) {
+          const int64_t item = rows[row];
           const model::Sample& s = batch.items[static_cast<size_t>(item)].sample;
-          const int64_t p = static_cast<int64_t>(s.prompt_tokens.size());
           computed_here[static_cast<size_t>(item)] = 1;
           ClipStatus& out = stats.clip[static_cast<size_t>(item)];
           out.assign(s.tokens.size(), 0);
-          for (size_t t = 0; t < s.tokens.size(); ++t)
-            out[t] = clip[static_cast<size_t>(pb.predicting(row, p + static_cast<int64_t>(t)))];
+          for (size_t t = 0; t < s.tokens.size(); ++t) out[t] = clip[static_cast<size_t>(mbatch.first[row]) + t];
         }
       }
       for (const PolicyLossMetrics& m : gather_metrics(comm, micro_metrics)) accumulate(stats.loss, m);

@@ -91,6 +91,10 @@ std::vector<RlKey> shared_keys() {
             "sort the mini-batch's sequences by length and cut it into micro-batches padded only to their own "
             "longest, wherever the padding saved outweighs one more forward/backward; false = micro-batches in "
             "rollout order (with micro_batch_tokens 0: the whole mini-batch at once)"),
+      field("rl", "share_prompts", &RlConfig::share_prompts, config::boolean(),
+            "compute each distinct prompt of a micro-batch once, its rows read by every response of its group, "
+            "and logits only where a response token is predicted: the same log-probs, gradients summed in "
+            "another order; false = every sequence padded and computed in full"),
   };
 }
 

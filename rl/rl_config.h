@@ -51,6 +51,7 @@ struct RlConfig {
   int mini_batch_prompts = 0;              // 0 = every prompt of the step in one mini-batch
   int64_t micro_batch_tokens = 0;          // padded tokens per forward/backward; 0 = no bound
   bool group_by_length = true;             // micro-batches of similar lengths, cut where padding costs more
+  bool share_prompts = true;               // a micro-batch computes each distinct prompt once
   double forking_rho = 0.2;                // dapo_forking.rho
   GtpoConfig gtpo;
   GrpoSConfig grpo_s;

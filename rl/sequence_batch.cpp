@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 #include "runtime/error.h"
 
@@ -30,8 +31,9 @@ std::vector<std::vector<std::size_t>> consecutive_runs(const std::vector<int64_t
 }
 
 // Sorted lengths make a run's padded size (count × its last length) known for any cut, so the cheapest
-// cuts come from a shortest-path over cut points: cost[j] = min over i of cost[i] + (j − i)·len[j − 1] +
-// overhead. O(n²) in the worst case (no budget), a few milliseconds for thousands of sequences.
+// cuts come from a shortest-path over cut points: cost[j] = min over i of cost[i] + (j − i)·len[j − 1]·w +
+// overhead, w the cost of a padded slot in tokens (1, or len[j − 1] / slot_width for packed batches).
+// O(n²) in the worst case (no budget), a few milliseconds for thousands of sequences.
 std::vector<std::vector<std::size_t>> runs_by_length(const std::vector<int64_t>& lengths,
                                                      const MicroBatchPlan& plan) {
   const std::size_t n = lengths.size();
@@ -39,15 +41,17 @@ std::vector<std::vector<std::size_t>> runs_by_length(const std::vector<int64_t>&
   for (std::size_t i = 0; i < n; ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return lengths[a] < lengths[b]; });
-  std::vector<int64_t> cost(n + 1, std::numeric_limits<int64_t>::max());
+  std::vector<double> cost(n + 1, std::numeric_limits<double>::infinity());
   std::vector<std::size_t> cut(n + 1, 0);
   cost[0] = 0;
   for (std::size_t j = 1; j <= n; ++j) {
     const int64_t longest = lengths[order[j - 1]];
+    const double slot_cost =
+        plan.slot_width > 0 ? static_cast<double>(longest) / static_cast<double>(plan.slot_width) : 1.0;
     for (std::size_t i = j; i-- > 0;) {
       const int64_t rows = static_cast<int64_t>(j - i);
       if (!within_budget(rows, longest, plan.token_budget)) break;  // longer runs only grow
-      const int64_t c = cost[i] + rows * longest + plan.overhead_tokens;
+      const double c = cost[i] + static_cast<double>(rows * longest) * slot_cost + static_cast<double>(plan.overhead_tokens);
       if (c <= cost[j]) {  // on a tie, the longer run: fewer micro-batches
         cost[j] = c;
         cut[j] = i;
@@ -90,6 +94,60 @@ PaddedBatch pad_right(const std::vector<std::vector<int32_t>>& sequences, int32_
     }
   }
   b.tokens = Tensor::from_ints(tokens, {b.rows, b.length}, device);
+  return b;
+}
+
+SharedPromptBatch pack_shared_prompts(const std::vector<std::span<const int32_t>>& prompts,
+                                      const std::vector<std::span<const int32_t>>& responses, Device device) {
+  GTPO_CHECK(!prompts.empty() && prompts.size() == responses.size(), "pack_shared_prompts: ", prompts.size(),
+             " prompts for ", responses.size(), " responses");
+  const size_t S = prompts.size();
+  SharedPromptBatch b;
+  model::PackedLayout& l = b.layout;
+  l.rows = static_cast<int64_t>(S);
+  for (size_t s = 0; s < S; ++s) {
+    GTPO_CHECK(!prompts[s].empty() && !responses[s].empty(), "pack_shared_prompts: sequence ", s, " has ",
+               prompts[s].size(), " prompt and ", responses[s].size(), " response tokens (both must be > 0)");
+    // pad_right's length, though no sequence fills it: attention then runs on exactly the padded batch's
+    // shape, and so takes the same path and tiles (model/packed_layout.h: the same logits).
+    l.length = std::max<int64_t>(l.length, static_cast<int64_t>(prompts[s].size() + responses[s].size()));
+  }
+  std::vector<int32_t> tokens, positions, slot_rows(S * static_cast<size_t>(l.length), 0), row_slots, output_rows;
+  std::map<std::vector<int32_t>, int32_t> prompt_row;  // a prompt's first row
+  auto add_row = [&](int32_t token, int64_t position, int64_t slot) {
+    tokens.push_back(token);
+    positions.push_back(static_cast<int32_t>(position));
+    row_slots.push_back(static_cast<int32_t>(slot));
+    return static_cast<int32_t>(tokens.size() - 1);
+  };
+  for (size_t s = 0; s < S; ++s) {
+    const std::span<const int32_t> prompt = prompts[s], response = responses[s];
+    const int64_t p = static_cast<int64_t>(prompt.size()), slot0 = static_cast<int64_t>(s) * l.length;
+    auto [it, fresh] = prompt_row.try_emplace(std::vector<int32_t>(prompt.begin(), prompt.end()), 0);
+    if (fresh) {
+      it->second = static_cast<int32_t>(tokens.size());
+      for (int64_t t = 0; t < p; ++t) add_row(prompt[static_cast<size_t>(t)], t, slot0 + t);
+    }
+    const int32_t first_prompt_row = it->second;
+    for (int64_t t = 0; t < p; ++t) slot_rows[static_cast<size_t>(slot0 + t)] = first_prompt_row + static_cast<int32_t>(t);
+    b.response_begin.push_back(static_cast<int64_t>(b.targets.size()));
+    output_rows.push_back(first_prompt_row + static_cast<int32_t>(p - 1));  // the prompt's last row predicts token 0
+    b.targets.push_back(response[0]);
+    for (size_t j = 1; j < response.size(); ++j) {
+      const int64_t slot = slot0 + p + static_cast<int64_t>(j) - 1;
+      const int32_t row = add_row(response[j - 1], p + static_cast<int64_t>(j) - 1, slot);
+      slot_rows[static_cast<size_t>(slot)] = row;
+      output_rows.push_back(row);
+      b.targets.push_back(response[j]);
+    }
+  }
+  b.distinct_prompts = static_cast<int64_t>(prompt_row.size());
+  const int64_t N = static_cast<int64_t>(tokens.size());
+  l.tokens = Tensor::from_ints(tokens, {1, N}, device);
+  l.positions = Tensor::from_ints(positions, {1, N}, device);
+  l.slot_rows = Tensor::from_ints(slot_rows, {static_cast<int64_t>(slot_rows.size())}, device);
+  l.row_slots = Tensor::from_ints(row_slots, {N}, device);
+  l.output_rows = Tensor::from_ints(output_rows, {static_cast<int64_t>(output_rows.size())}, device);
   return b;
 }
 

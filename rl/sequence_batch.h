@@ -2,9 +2,11 @@
 // Causal attention never lets a real token see a later pad, so right padding needs no mask.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
+#include "model/packed_layout.h"
 #include "runtime/tensor.h"
 
 namespace gtpo::rl {
@@ -26,7 +28,15 @@ struct MicroBatchPlan {
   // What one more micro-batch costs, in padded tokens' worth of work (its fixed per-op cost); only read
   // when grouping by length.
   int64_t overhead_tokens = 64;
+  // 0: a padded slot costs a token (a padded batch computes it in full). > 0 (packed batches, where only
+  // attention reads the padded layout, and its work per slot grows with the sequence): a slot costs
+  // longest / slot_width tokens. Only read when grouping by length.
+  int64_t slot_width = 0;
 };
+
+// slot_width for packed batches: 256 put the cuts where they paid on the quick start (30-token sequences:
+// one micro-batch) and on the long-reasoning study (64-240 tokens: cut by length), docs/performance.md.
+constexpr int64_t kPackedSlotWidth = 512;
 
 // The micro-batches of sequences of these LENGTHS, as lists of indices into LENGTHS. A sequence longer
 // than the budget is a micro-batch of its own.
@@ -45,5 +55,20 @@ std::vector<std::vector<std::size_t>> plan_micro_batches(const std::vector<int64
                                                          const MicroBatchPlan& plan);
 
 PaddedBatch pad_right(const std::vector<std::vector<int32_t>>& sequences, int32_t pad, Device device);
+
+// Prompt-then-response sequences packed so that equal prompts are one set of rows (model/packed_layout.h).
+// A response's last token predicts nothing, so it is not fed; the logits are those that predict the
+// response tokens, sequence by sequence. The attention layout is pad_right's [sequences, longest].
+struct SharedPromptBatch {
+  model::PackedLayout layout;
+  std::vector<int32_t> targets;         // [M]: every response token, sequence by sequence
+  std::vector<int64_t> response_begin;  // sequence s's tokens are targets [response_begin[s], + its length)
+  int64_t distinct_prompts = 0;
+};
+
+// Every prompt and every response must be non-empty. Rows are laid out in sequence order: a prompt's rows
+// where it first appears, then each response's.
+SharedPromptBatch pack_shared_prompts(const std::vector<std::span<const int32_t>>& prompts,
+                                      const std::vector<std::span<const int32_t>>& responses, Device device);
 
 }  // namespace gtpo::rl

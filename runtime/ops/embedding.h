@@ -9,4 +9,10 @@ namespace gtpo::ops {
 // of the output gradient in the order of the ids, so it is bitwise reproducible.
 Tensor embedding(const Tensor& table, const Tensor& ids);
 
+// Rows of x picked by index: x [N, ...] f32, index i32 [M] with entries in [0, N) (repeats allowed) ->
+// [M, ...]. The embedding lookup with x as the table, so it is differentiable w.r.t. x: row n's gradient is
+// the sum of the output-gradient rows that picked it, in index order (bitwise reproducible). A packed
+// training batch uses it to lay shared rows out as sequences and back (model/packed_layout.h).
+Tensor gather_rows(const Tensor& x, const Tensor& index);
+
 }  // namespace gtpo::ops

@@ -52,8 +52,9 @@ double max_relative_difference(const std::vector<std::vector<float>>& a, const s
 }
 
 // The change one step makes to a fresh model (same seed, so the same rollout batch) under
-// rl.micro_batch_tokens = BUDGET and rl.group_by_length = GROUP.
-std::vector<std::vector<float>> updated_weights(int64_t budget, bool group, rl::RlStepResult* first_step = nullptr) {
+// rl.micro_batch_tokens = BUDGET, rl.group_by_length = GROUP and rl.share_prompts = SHARE.
+std::vector<std::vector<float>> updated_weights(int64_t budget, bool group, rl::RlStepResult* first_step = nullptr,
+                                                bool share = true) {
   rl::RunConfig c = rl::parse_run_config(kConfig, "test config");
   apps::RunObjects run = apps::build_run(c);
   const std::vector<std::vector<float>> before = weights(*run.model);
@@ -62,6 +63,7 @@ std::vector<std::vector<float>> updated_weights(int64_t budget, bool group, rl::
   uint64_t cursor = 0;
   c.rl.micro_batch_tokens = budget;
   c.rl.group_by_length = group;
+  c.rl.share_prompts = share;
   rl::RlStepResult r = rl::rl_step(models, c, cursor, 1, 1e-2f);
   CHECK(r.update.optimizer_steps == 1);
   CHECK(r.update.tokens > 0);
@@ -109,6 +111,22 @@ TEST_CASE("rl_step: micro-batch budgets give the same update up to summation ord
       CHECK(max_relative_difference(whole, split) > 0.0);  // the split really happened
     }
   }
+}
+
+TEST_CASE("rl_step: shared prompt rows give the padded batch's loss and its update up to summation order",
+          "[rl][step][packed]") {
+  rl::RlStepResult packed, padded;
+  const auto shared = updated_weights(0, false, &packed, true);
+  const auto full = updated_weights(0, false, &padded, false);
+  // The log-probs are bitwise the padded forward's (tests/rl/test_packed_batch.cpp), and the loss adds the
+  // same terms in the same order (the padded layout only adds zeros between them).
+  CHECK(packed.metrics["loss"].get<double>() == padded.metrics["loss"].get<double>());
+  CHECK(packed.metrics["entropy_mean"].get<double>() == padded.metrics["entropy_mean"].get<double>());
+  CHECK(packed.metrics["loss_tokens"] == padded.metrics["loss_tokens"]);
+  CHECK(packed.update.clip == padded.update.clip);
+  // The gradient of a shared prompt row adds its group's terms before the weight gradients sum over rows.
+  CHECK(max_relative_difference(full, shared) < 1e-3);
+  CHECK(max_relative_difference(full, shared) > 0.0);
 }
 
 TEST_CASE("sft: micro-batch budgets give the same update up to summation order", "[rl][sft][micro-batch]") {

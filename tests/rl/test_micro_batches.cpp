@@ -75,6 +75,11 @@ TEST_CASE("micro-batches: grouping by length cuts where padding costs more than 
   CHECK(plan_micro_batches(lengths, {0, true, 64}) == Plan{{1, 3, 4, 6}, {0, 2, 5, 7}});
   // When a micro-batch costs more than the padding it saves (360 tokens), one micro-batch is cheaper.
   CHECK(plan_micro_batches(lengths, {0, true, 400}) == Plan{{1, 3, 4, 6, 0, 2, 5, 7}});
+  // Packed batches (slot_width > 0): a padded slot costs longest / slot_width tokens, since only attention
+  // reads it. At 10,000: one micro-batch 8 × 100 × 0.01 = 8 + 64, two 40 × 0.001 + 4 + 128: one is cheaper.
+  CHECK(plan_micro_batches(lengths, {0, true, 64, 10000}) == Plan{{1, 3, 4, 6, 0, 2, 5, 7}});
+  // At 100 a slot of the long run costs a whole token: the padded plan's cut.
+  CHECK(plan_micro_batches(lengths, {0, true, 64, 100}) == Plan{{1, 3, 4, 6}, {0, 2, 5, 7}});
   // Equal lengths keep their order (the sort is stable), and a tie goes to fewer micro-batches.
   CHECK(plan_micro_batches({7, 7, 7}, {0, true, 0}) == Plan{{0, 1, 2}});
   // The budget still bounds each micro-batch: 4 × 100 > 300.

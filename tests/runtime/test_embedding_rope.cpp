@@ -95,6 +95,44 @@ TEST_CASE("embedding: bad ids and shapes name the op, the id, its position and V
   CHECK_THROWS_WITH(ops::embedding(Tensor(), Tensor::from_ints({0}, Shape{1})), Contains("undefined tensor"));
 }
 
+TEST_CASE("gather_rows: rows of x by index, repeats allowed, and the gradient sums them in index order",
+          "[ops][embedding][grad][ops_embed]") {
+  // x [4, 2, 3] (rows of 6), index with a repeat and an untouched row.
+  Tensor x = random_tensor(Shape{4, 2, 3}, 21, -1, 1, true);
+  Tensor index = Tensor::from_ints({3, 0, 3, 1}, Shape{4});
+  Tensor out = ops::gather_rows(x, index);
+  CHECK(out.shape() == Shape{4, 2, 3});
+  const std::vector<float> xv = x.to_vector(), ov = out.to_vector();
+  const std::vector<int32_t> iv = index.to_int_vector();
+  bool same = true;
+  for (size_t r = 0; r < iv.size(); ++r)
+    for (size_t c = 0; c < 6; ++c) same = same && ov[r * 6 + c] == xv[static_cast<size_t>(iv[r]) * 6 + c];
+  CHECK(same);
+  Tensor gy = random_tensor(Shape{4, 2, 3}, 22);
+  out.backward(gy);
+  std::vector<float> want(xv.size(), 0.0f);
+  const std::vector<float> g = gy.to_vector();
+  for (size_t r = 0; r < iv.size(); ++r)
+    for (size_t c = 0; c < 6; ++c) want[static_cast<size_t>(iv[r]) * 6 + c] += g[r * 6 + c];
+  CHECK(bitwise_equal(x.grad().to_vector(), want));  // row 2 untouched: zeros
+  CHECK(ops::gather_rows(x, Tensor::from_ints({}, Shape{0})).shape() == Shape{0, 2, 3});
+
+  Tensor x2 = random_tensor(Shape{5, 4}, 23, -1, 1, true);
+  Tensor index2 = Tensor::from_ints({4, 4, 0, 2, 4, 1}, Shape{6});
+  CHECK(gradcheck([&](const std::vector<Tensor>& in) { return ops::gather_rows(in[0], index2); }, {x2}) == 0);
+}
+
+TEST_CASE("gather_rows: a bad index or shape names the op and what was expected", "[ops][embedding][errors][ops_embed]") {
+  Tensor x = Tensor::zeros(Shape{3, 4});
+  CHECK_THROWS_WITH(ops::gather_rows(x, Tensor::from_ints({0, 3}, Shape{2})),
+                    Contains("gather_rows: index 3 at position 1 is out of range for x of 3 rows"));
+  CHECK_THROWS_WITH(ops::gather_rows(x, Tensor::from_ints({0, 1}, Shape{1, 2})),
+                    Contains("gather_rows: index must be i32 [M], got i32[1, 2]"));
+  CHECK_THROWS_WITH(ops::gather_rows(Tensor::zeros(Shape{}), Tensor::from_ints({0}, Shape{1})),
+                    Contains("gather_rows: x must have a row axis"));
+  CHECK_THROWS_WITH(ops::gather_rows(x, Tensor::zeros(Shape{1})), Contains("gather_rows: argument 'index' must be i32"));
+}
+
 TEST_CASE("embedding: bitwise identical with 1 and 2 threads", "[ops][embedding][determinism][ops_embed]") {
   const int64_t vocab = 3001, dim = 64, n = 10007;
   Tensor table = random_tensor(Shape{vocab, dim}, 7);
