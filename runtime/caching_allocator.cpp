@@ -25,6 +25,7 @@ void* CachingAllocator::allocate(size_t bytes) {
   if (it != free_blocks_.end() && it->first <= largest_reusable(size)) {
     block = it->first;
     ptr = it->second.back().ptr;
+    by_age_.erase(it->second.back().freed_at);
     it->second.pop_back();
     if (it->second.empty()) free_blocks_.erase(it);
     stats_.cache_hits++;
@@ -36,6 +37,7 @@ void* CachingAllocator::allocate(size_t bytes) {
       for (auto& [block_size, blocks] : free_blocks_)
         for (const CachedBlock& b : blocks) raw_free_(b.ptr);
       free_blocks_.clear();
+      by_age_.clear();
       stats_.bytes_cached = 0;
       ptr = raw_alloc_(size);
       GTPO_CHECK(ptr != nullptr, "out of memory: could not allocate ", size, " bytes");
@@ -63,6 +65,7 @@ void CachingAllocator::deallocate(void* ptr, size_t bytes) {
   const size_t block = live->second;
   live_sizes_.erase(live);
   free_blocks_[block].push_back({ptr, ++deallocations_});
+  by_age_.emplace(deallocations_, block);
   stats_.bytes_in_use -= block;
   stats_.bytes_cached += block;
   release_over_bound();
@@ -70,11 +73,10 @@ void CachingAllocator::deallocate(void* ptr, size_t bytes) {
 
 void CachingAllocator::release_over_bound() {
   // The block cached longest ago goes first: a shape the run has moved away from. Each bucket is oldest
-  // first, so only the buckets' fronts compete (a scan: this runs only when the cache overflows).
-  while (stats_.bytes_cached > stats_.cache_bound_bytes() && !free_blocks_.empty()) {
-    auto oldest = free_blocks_.begin();
-    for (auto it = free_blocks_.begin(); it != free_blocks_.end(); ++it)
-      if (it->second.front().freed_at < oldest->second.front().freed_at) oldest = it;
+  // first, so the oldest block of all (by_age_'s first) is the front of its bucket.
+  while (stats_.bytes_cached > stats_.cache_bound_bytes() && !by_age_.empty()) {
+    const auto oldest = free_blocks_.find(by_age_.begin()->second);
+    by_age_.erase(by_age_.begin());
     raw_free_(oldest->second.front().ptr);
     oldest->second.erase(oldest->second.begin());
     stats_.bytes_cached -= oldest->first;
@@ -88,6 +90,7 @@ void CachingAllocator::release_cached() {
   for (auto& [size, blocks] : free_blocks_)
     for (const CachedBlock& b : blocks) raw_free_(b.ptr);
   free_blocks_.clear();
+  by_age_.clear();
   stats_.bytes_cached = 0;
 }
 

@@ -64,6 +64,7 @@ class CachingAllocator {
   };
   // Block size -> cached blocks of that size, oldest first (reuse takes the newest, from the back).
   std::map<size_t, std::vector<CachedBlock>> free_blocks_;
+  std::map<uint64_t, size_t> by_age_;  // every cached block's freed_at -> its size, oldest first
   uint64_t deallocations_ = 0;
   std::unordered_map<void*, size_t> live_sizes_;      // block -> its size, while in use
   AllocatorStats stats_;
