@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # The GPU check: one command for a machine with an NVIDIA GPU, from a bare checkout.
 #
-#   bash scripts/gpu_check.sh
+#   bash scripts/gpu_check.sh                      # builds here (needs scripts/setup.sh's packages)
+#   bash scripts/gpu_check.sh --prebuilt PACK.tar.gz   # runs binaries packed elsewhere by scripts/gpu_pack.sh
+#
+# --prebuilt is for a GPU machine that cannot install the build dependencies (no package registry): the
+# pack replaces the setup, configure and build steps with one 'unpack' step (its libraries go on
+# LD_LIBRARY_PATH; CUDA's own come from this machine). It must come from a checkout of the same commit.
 #
 # Steps, each with its own time limit inside an overall deadline (8 minutes on an H200):
 #   setup      scripts/setup.sh (build dependencies)
@@ -14,6 +19,7 @@
 #   train-2ranks  10 steps under mpirun -np 2, one GPU per rank (SKIP where there is one GPU)
 #   bench-*    gtpo bench train (GPT-2 124M, T 1024: tokens/s and MFU) and rollout (256 sequences) on the
 #              GPU in fp32, tf32 and bf16
+#   resume     10 steps, then --resume to 20: metrics and final weights equal to the 20-step run's, bit for bit
 # then prints a summary table. Exit status 0 only when every step passed.
 #
 # Logs (one per step, ctest's log, bench JSON, the summary) go to $OUT when it is set, else
@@ -23,6 +29,19 @@
 #   GTPO_GPU_CHECK_NO_PROBE=1  go on without a visible GPU (to exercise this script's failure paths)
 #   GTPO_JOBS                  build parallelism (default: every core)
 set -uo pipefail
+
+prebuilt=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prebuilt) [ $# -ge 2 ] || { echo "gpu_check: --prebuilt needs a pack (scripts/gpu_pack.sh)" >&2; exit 2; }
+                prebuilt="$(realpath "$2")"; shift 2 ;;
+    -h|--help) sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "gpu_check: unknown argument '$1' (valid: --prebuilt PACK.tar.gz, --help)" >&2; exit 2 ;;
+  esac
+done
+if [ -n "$prebuilt" ] && [ ! -f "$prebuilt" ]; then
+  echo "gpu_check: --prebuilt $prebuilt: no such file (make one with scripts/gpu_pack.sh)" >&2; exit 2
+fi
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${GTPO_GPU_CHECK_BUILD_DIR:-$root/build-gpu}"
@@ -83,6 +102,12 @@ fail_last() {
 
 set_note() { notes[${#notes[@]} - 1]="$1"; }  # the note of the last recorded step
 
+# ctest_passed LOG: "N of N" for each all-passed ctest summary in LOG. CTest writes "100% tests passed, 0 tests
+# failed out of N" (3.x) or "100% tests passed out of N" (4.x, as pip's cmake on the GPU image).
+ctest_passed() {
+  grep -Eo '100% tests passed(, 0 tests failed)? out of [0-9]+' "$1" 2>/dev/null | sed -E 's/.* ([0-9]+)$/\1 of \1/'
+}
+
 json_number() {  # json_number KEY FILE: the first numeric value of "KEY" in a one-line JSON file
   grep -o "\"$1\":[-0-9.eE+]*" "$2" 2>/dev/null | head -n 1 | cut -d: -f2
 }
@@ -115,7 +140,9 @@ finish() {
 }
 
 # ---- setup and the GPU probe -------------------------------------------------------------------
-run_step setup 90 "build dependencies present" bash "$root/scripts/setup.sh" || finish
+if [ -z "$prebuilt" ]; then
+  run_step setup 90 "build dependencies present" bash "$root/scripts/setup.sh" || finish
+fi
 
 if [ "${GTPO_GPU_CHECK_NO_PROBE:-0}" = "1" ]; then
   names+=("gpu"); statuses+=("SKIP"); times+=("0"); notes+=("GTPO_GPU_CHECK_NO_PROBE=1: not probed")
@@ -143,9 +170,58 @@ else
 fi
 
 # ---- build -------------------------------------------------------------------------------------
-run_step configure 90 "GTPO_CUDA=ON, sm_90" cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
-  -DGTPO_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 || finish
-run_step build 300 "$jobs jobs" cmake --build "$build_dir" -j "$jobs" || finish
+if [ -n "$prebuilt" ]; then
+  # unpack_pack: the pack's build tree where its CTest files expect it, its libraries on the library path.
+  unpack_pack() {
+    local stage source rel missing dir
+    stage="$(mktemp -d)" && tar -C "$stage" -xzf "$prebuilt" || return 1
+    source="$(cat "$stage/source-dir")" rel="$(cat "$stage/build-dir")"
+    echo "pack built from commit $(cat "$stage/commit") in $source; this checkout: $root at" \
+      "$(git -C "$root" rev-parse HEAD 2>/dev/null || echo '?')"
+    build_dir="$root/$rel"
+    rm -rf "$build_dir" && mkdir -p "$build_dir" && cp -a "$stage/$rel/." "$build_dir/" || return 1
+    rm -rf "$build_dir/pack-lib" && cp -a "$stage/lib" "$build_dir/pack-lib" || return 1
+    if [ "$(realpath -m "$source")" != "$root" ]; then
+      # The binaries and CTest's files name the packing checkout's path: make it lead here.
+      if [ -e "$source" ]; then
+        echo "gpu_check: the pack expects the checkout at $source, which exists and is not this one" >&2
+        return 1
+      fi
+      mkdir -p "$(dirname "$source")" && ln -s "$root" "$source" || return 1
+      echo "linked $source -> $root"
+    fi
+    export LD_LIBRARY_PATH="$build_dir/pack-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    # CUDA's libraries from this machine: the toolkit's, else a Python wheel's (nvidia-cublas).
+    missing="$(ldd "$build_dir/gtpo" | awk '/not found/{print $1}')"
+    if [ -n "$missing" ]; then
+      for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-*/lib64 \
+                 $(python3 -c 'import nvidia, os; print(" ".join(os.path.join(p, d, "lib") for p in nvidia.__path__ for d in os.listdir(p)))' 2>/dev/null); do
+        [ -d "$dir" ] && LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$dir"
+      done
+      missing="$(ldd "$build_dir/gtpo" | awk '/not found/{print $1}')"
+    fi
+    "$build_dir/gtpo" --help >/dev/null 2>&1 ||
+      { echo "gtpo does not start with this machine's libstdc++: using the pack's"; \
+        LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$build_dir/pack-lib/fallback"; }
+    ldd "$build_dir/gtpo"
+    [ -z "$missing" ] || { echo "gpu_check: libraries not found on this machine: $missing" >&2; return 1; }
+    "$build_dir/gtpo" --help >/dev/null || { echo "gpu_check: the packed gtpo does not start" >&2; return 1; }
+  }
+  # Not through run_step: it runs in this shell, so that build_dir and LD_LIBRARY_PATH reach the later steps.
+  echo "== unpack: $prebuilt"
+  names+=("unpack"); t0=$SECONDS
+  if unpack_pack >"$log_dir/unpack.log" 2>&1; then
+    statuses+=("PASS"); notes+=("prebuilt: $(basename "$prebuilt")"); times+=("$(( SECONDS - t0 ))")
+  else
+    statuses+=("FAIL"); notes+=("see unpack.log"); times+=("$(( SECONDS - t0 ))"); failed=1
+    tail -n 15 "$log_dir/unpack.log" | sed 's/^/   /'
+    finish
+  fi
+else
+  run_step configure 90 "GTPO_CUDA=ON, sm_90" cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
+    -DGTPO_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 || finish
+  run_step build 300 "$jobs jobs" cmake --build "$build_dir" -j "$jobs" || finish
+fi
 gtpo="$build_dir/gtpo"
 
 # ---- tests -------------------------------------------------------------------------------------
@@ -154,7 +230,7 @@ run_step cuda-tests 150 "" env GTPO_REQUIRE_CUDA=1 OMP_NUM_THREADS=2 \
   ctest --test-dir "$build_dir" -L '^cuda$' -j "$test_jobs" --output-on-failure --timeout 120
 cp "$build_dir/Testing/Temporary/LastTest.log" "$log_dir/ctest-cuda.log" 2>/dev/null
 if [ "${statuses[-1]}" = "PASS" ]; then
-  count="$(grep -Eo '[0-9]+ tests passed, 0 tests failed out of [0-9]+' "$log_dir/cuda-tests.log" | head -n 1)"
+  count="$(ctest_passed "$log_dir/cuda-tests.log" | head -n 1)"
   if grep -q "no CUDA device: skipped" "$log_dir/ctest-cuda.log" 2>/dev/null; then
     fail_last "a cuda test skipped for want of a GPU"
   elif [ -z "$count" ]; then
@@ -171,8 +247,7 @@ run_step parity 120 "" env GTPO_REQUIRE_CUDA=1 OMP_NUM_THREADS=2 bash -c "
     --output-on-failure --timeout 100 &&
   ctest --test-dir '$build_dir' -L '^model\$' -j $test_jobs --output-on-failure --timeout 100"
 if [ "${statuses[-1]}" = "PASS" ]; then
-  set_note "$(grep -Eo '[0-9]+ tests passed, 0 tests failed out of [0-9]+' "$log_dir/parity.log" |
-    sed 's/ tests passed, 0 tests failed out of / of /' | paste -sd+ | sed 's/^/ops+model: /; s/$/ passed/')"
+  set_note "$(ctest_passed "$log_dir/parity.log" | paste -sd+ | sed 's/^/ops+model: /; s/$/ passed/')"
 fi
 
 # ---- a short GTPO run on the GPU ---------------------------------------------------------------
@@ -223,11 +298,37 @@ for precision in fp32 tf32 bf16; do
   tps="$(json_number tokens_per_s "$train_json")"
   mfu="$(json_number mfu "$train_json")"
   rps="$(json_number tokens_per_s "$rollout_json")"
+  [ -n "$tps" ] && tps="$(awk -v x="$tps" 'BEGIN { printf "%.0f", x }')"
+  [ -n "$rps" ] && rps="$(awk -v x="$rps" 'BEGIN { printf "%.0f", x }')"
   [ -n "$mfu" ] && mfu="$(awk -v m="$mfu" 'BEGIN { printf "%.1f%%", 100 * m }')"
   bench_rows+="$(printf '%-10s %14s %8s %16s' "$precision" "${tps:--}" "${mfu:--}" "${rps:--}")"$'\n'
   if [ "${statuses[-1]}" = "PASS" ]; then
     set_note "train ${tps:-?} tok/s, MFU ${mfu:-?}, rollout ${rps:-?} tok/s"
   fi
 done
+
+# ---- resume on the GPU: 10 steps, then --resume to 20, equal to the 20-step run above -----------------
+half_dir="$build_dir/gpu-check-half"
+rm -rf "$half_dir"
+if [ -f "$run_dir/metrics.jsonl" ]; then
+  run_step resume 100 "" bash -c "set -e
+    '$gtpo' train '$root/configs/gpu-check.yaml' 'train.out_dir=$half_dir' train.steps=10
+    '$gtpo' train --resume '$half_dir' train.steps=20
+    python3 - '$run_dir' '$half_dir' <<'PY'
+import json, sys
+def steps(run):  # metrics without the timings, which differ between runs
+    return [{k: v for k, v in json.loads(l).items() if not k.startswith('seconds') and 'per_s' not in k}
+            for l in open(run + '/metrics.jsonl')]
+full, resumed = steps(sys.argv[1]), steps(sys.argv[2])
+bad = [i + 1 for i, (a, b) in enumerate(zip(full, resumed)) if a != b]
+if len(full) != len(resumed) or bad:
+    sys.exit(f'metrics differ: {len(full)} vs {len(resumed)} steps, first differing step {bad[:1]}')
+PY
+    cmp '$run_dir/checkpoints/step-000020/model.safetensors' '$half_dir/checkpoints/step-000020/model.safetensors'"
+  [ "${statuses[-1]}" = "PASS" ] && set_note "10 + resume 10 = 20 steps: same metrics and weights, bit for bit"
+else
+  names+=("resume"); statuses+=("SKIP"); times+=("0"); notes+=("the train step left no run to compare with")
+  failed=1
+fi
 
 finish
