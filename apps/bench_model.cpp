@@ -116,10 +116,14 @@ nlohmann::json bench_rollout(const Options& o) {
   const int64_t R = r.prompts * r.group;
   GTPO_CHECK(generated == R * r.new_tokens, "bench: rollout generated ", generated, " tokens, expected ",
              R * r.new_tokens);
-  std::vector<double> prefill, decode;
+  std::vector<double> prefill, decode, forward, to_host, choose, logprob;
   for (size_t i = stats.size() - seconds.size(); i < stats.size(); ++i) {
     prefill.push_back(stats[i].prefill_seconds);
     decode.push_back(stats[i].decode_seconds);
+    forward.push_back(stats[i].decode_forward_seconds);
+    to_host.push_back(stats[i].decode_logits_seconds);
+    choose.push_back(stats[i].decode_choose_seconds);
+    logprob.push_back(stats[i].decode_logprob_seconds);
   }
   const double total = median(seconds), decode_s = median(decode);
   const double tokens = static_cast<double>(R * r.new_tokens);
@@ -134,6 +138,11 @@ nlohmann::json bench_rollout(const Options& o) {
           // also samples the first token (and computes every token's log-prob and entropy), so this
           // slightly understates gtpo.
           {"decode_tokens_per_s", static_cast<double>(R * (r.new_tokens - 1)) / decode_s},
+          // Where the decode time goes (model::SamplerStats), medians of the timed runs.
+          {"decode_forward_s", median(forward)},
+          {"decode_logits_to_host_s", median(to_host)},
+          {"decode_choose_s", median(choose)},
+          {"decode_logprob_s", median(logprob)},
           {"gflops", rollout_flops(c, r) / total / 1e9},
           {"kv_cache_mb", static_cast<double>(stats.back().kv_cache_bytes) / (1024.0 * 1024.0)},
           {"baseline_rss_mb", baseline}};

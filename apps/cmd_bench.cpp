@@ -74,6 +74,10 @@ void print_human(const nlohmann::json& r) {
     std::snprintf(buf, sizeof buf, "  %.1f tok/s (%.1f ms: prefill %.1f, decode %.1f), decode %.1f tok/s, %.1f GFLOP/s\n",
                   num("tokens_per_s"), num("rollout_s") * 1e3, num("prefill_s") * 1e3, num("decode_s") * 1e3,
                   num("decode_tokens_per_s"), num("gflops"));
+    std::cout << buf;
+    std::snprintf(buf, sizeof buf, "  decode by part: forward %.1f ms, logits to host %.1f, token choice %.1f, "
+                  "log-probs %.1f\n", num("decode_forward_s") * 1e3, num("decode_logits_to_host_s") * 1e3,
+                  num("decode_choose_s") * 1e3, num("decode_logprob_s") * 1e3);
   } else if (w == "sgemm") {
     std::string per;
     for (const auto& s : r["shapes"]) {

@@ -172,10 +172,27 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
   std::vector<int32_t> chosen(static_cast<size_t>(R)), step_positions(static_cast<size_t>(R));
   const float report_temperature = o.temperature > 0.0f ? o.temperature : 1.0f;
   int64_t generated = 0;
+  // The decode time by part (SamplerStats). The wait for a step's forward ends at the next step's top, where
+  // the logits are read anyway; on the CPU the synchronisation is free.
+  double forward_s = 0.0, logits_s = 0.0, choose_s = 0.0, logprob_s = 0.0;
+  auto since = [](Clock::time_point& t) {
+    const Clock::time_point now = Clock::now();
+    const double s = std::chrono::duration<double>(now - t).count();
+    t = now;
+    return s;
+  };
+  Clock::time_point mark = t1;
+  // One host buffer for every step's logits: a fresh [R, V] vector per step was a new mapping of pages to
+  // fault in each time (tens of MB at a 50k vocabulary).
+  std::vector<float> host_logits(static_cast<size_t>(R * V));
   for (int64_t step = 0; step < o.max_new_tokens; ++step) {
+    backend_for(device).synchronize();
+    if (step > 0) forward_s += since(mark);
+    mark = Clock::now();
     // Logits come to the host once per step (the only device read of the loop besides the log-probs);
     // rows are independent, so they are chosen in parallel with the same result as one by one.
-    const std::vector<float> host_logits = logits.to_vector();
+    logits.backend().copy_to_host(host_logits.data(), logits.data(), host_logits.size() * sizeof(float));
+    logits_s += since(mark);
     parallel_for(R, grain_for(8 * V), [&](int64_t r0, int64_t r1) {
       std::vector<std::pair<double, int32_t>> scratch;
       for (int64_t r = r0; r < r1; ++r) {
@@ -188,9 +205,11 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
                                                             o.top_p, u, scratch);
       }
     });
+    choose_s += since(mark);
     // Log-probs and entropies of the full temperature-scaled distribution, by the training kernel.
     ops::LogprobEntropy lp_h = ops::token_logprob_entropy(logits, Tensor::from_ints(chosen, {R}, device), report_temperature);
     std::vector<float> lp = lp_h.logprob.to_vector(), ent = lp_h.entropy.to_vector();
+    logprob_s += since(mark);
     bool all_done = true;
     for (int64_t r = 0; r < R; ++r) {
       if (done[static_cast<size_t>(r)]) continue;
@@ -237,8 +256,25 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
     stats->prefill_seconds += std::chrono::duration<double>(t1 - t0).count();
     stats->decode_seconds += std::chrono::duration<double>(t2 - t1).count();
     stats->kv_cache_bytes = cache.bytes() + prompt_cache.bytes();
+    stats->decode_forward_seconds += forward_s;
+    stats->decode_logits_seconds += logits_s;
+    stats->decode_choose_seconds += choose_s;
+    stats->decode_logprob_seconds += logprob_s;
   }
   return samples;
+}
+
+SamplerStats& SamplerStats::operator+=(const SamplerStats& o) {
+  prefill_tokens += o.prefill_tokens;
+  generated_tokens += o.generated_tokens;
+  prefill_seconds += o.prefill_seconds;
+  decode_seconds += o.decode_seconds;
+  kv_cache_bytes += o.kv_cache_bytes;
+  decode_forward_seconds += o.decode_forward_seconds;
+  decode_logits_seconds += o.decode_logits_seconds;
+  decode_choose_seconds += o.decode_choose_seconds;
+  decode_logprob_seconds += o.decode_logprob_seconds;
+  return *this;
 }
 
 }  // namespace gtpo::model

@@ -54,6 +54,15 @@ struct SamplerStats {
   double prefill_seconds = 0.0;
   double decode_seconds = 0.0;
   int64_t kv_cache_bytes = 0;
+  // Where decode_seconds went, summed over steps: the model's forward (its launches, host-side checks and, on
+  // a device, the wait for it), the logits' copy to the host, the token choice there, and the log-prob and
+  // entropy kernel with its copy back. The rest is bookkeeping.
+  double decode_forward_seconds = 0.0;
+  double decode_logits_seconds = 0.0;
+  double decode_choose_seconds = 0.0;
+  double decode_logprob_seconds = 0.0;
+
+  SamplerStats& operator+=(const SamplerStats& o);  // counters and times add; kv_cache_bytes adds too (ranks)
 };
 
 // OPTIONS plus the model's own end-of-sequence ids (Transformer::eos_token_ids) as extra_eos_ids.

@@ -117,12 +117,7 @@ std::vector<RolloutItem> gather_round(dist::Communicator& comm, const ProblemSou
   model::SamplerStats total;
   for (const std::vector<uint8_t>& part : comm.allgather(w.bytes(), "rollouts")) {
     dist::ByteReader r(part);
-    const auto s = r.get<model::SamplerStats>();
-    total.prefill_tokens += s.prefill_tokens;
-    total.generated_tokens += s.generated_tokens;
-    total.prefill_seconds += s.prefill_seconds;
-    total.decode_seconds += s.decode_seconds;
-    total.kv_cache_bytes += s.kv_cache_bytes;
+    total += r.get<model::SamplerStats>();
     get_items(r, source, all);
   }
   stats = total;
