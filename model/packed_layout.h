@@ -20,6 +20,10 @@ struct PackedLayout {
   Tensor slot_rows;    // i32 [rows * length]: the row at each position of each sequence (past the end: any row)
   Tensor row_slots;    // i32 [N]: a slot holding each row, whose attention output the row takes
   Tensor output_rows;  // i32 [M]: the rows whose logits forward_packed returns, in this order
+  // i32 [rows, 2] or undefined: the positions of each sequence whose attention output some row takes (a
+  // shared prompt's later copies and the padding are read by no row), so that attention may skip the rest
+  // (ops::attention's query_range) on backends that can.
+  Tensor query_range;
   int64_t rows = 0;    // sequences
   int64_t length = 0;  // the longest sequence
 };

@@ -121,8 +121,14 @@ Tensor as_rows(const Tensor& x, const PackedLayout& p) {
 
 Tensor Transformer::attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask,
                               KvCache* cache, size_t index, const PackedLayout* packed) const {
-  if (packed) return as_rows(ops::attention(as_sequences(q, *packed), as_sequences(k, *packed),
-                                            as_sequences(v, *packed)), *packed);
+  if (packed) {
+    // Attention over queries no row reads (a shared prompt's later copies, padding) is skipped where the
+    // backend can; elsewhere it is computed and left unread, which gives the same rows.
+    const bool skip = packed->query_range.defined() && q.backend().supports(Capability::attention_query_range);
+    return as_rows(ops::attention(as_sequences(q, *packed), as_sequences(k, *packed), as_sequences(v, *packed),
+                                  Tensor(), 0.0f, skip ? packed->query_range : Tensor()),
+                   *packed);
+  }
   if (!cache) return ops::attention(q, k, v, key_mask);
   // Append the new keys and values at cache->length, then attend over everything cached so far.
   const int64_t B = k.size(0), Tn = k.size(1), row = k.size(2) * k.size(3);

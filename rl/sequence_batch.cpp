@@ -113,6 +113,7 @@ SharedPromptBatch pack_shared_prompts(const std::vector<std::span<const int32_t>
     l.length = std::max<int64_t>(l.length, static_cast<int64_t>(prompts[s].size() + responses[s].size()));
   }
   std::vector<int32_t> tokens, positions, slot_rows(S * static_cast<size_t>(l.length), 0), row_slots, output_rows;
+  std::vector<int32_t> query_range;
   std::map<std::vector<int32_t>, int32_t> prompt_row;  // a prompt's first row
   auto add_row = [&](int32_t token, int64_t position, int64_t slot) {
     tokens.push_back(token);
@@ -129,6 +130,10 @@ SharedPromptBatch pack_shared_prompts(const std::vector<std::span<const int32_t>
       for (int64_t t = 0; t < p; ++t) add_row(prompt[static_cast<size_t>(t)], t, slot0 + t);
     }
     const int32_t first_prompt_row = it->second;
+    // Rows take their attention output from the slots they were added at: this sequence's prompt slots
+    // only when the prompt is new here, its response slots always (its last token is not fed).
+    query_range.push_back(fresh ? 0 : static_cast<int32_t>(p));
+    query_range.push_back(static_cast<int32_t>(p + static_cast<int64_t>(response.size()) - 1));
     for (int64_t t = 0; t < p; ++t) slot_rows[static_cast<size_t>(slot0 + t)] = first_prompt_row + static_cast<int32_t>(t);
     b.response_begin.push_back(static_cast<int64_t>(b.targets.size()));
     output_rows.push_back(first_prompt_row + static_cast<int32_t>(p - 1));  // the prompt's last row predicts token 0
@@ -148,6 +153,7 @@ SharedPromptBatch pack_shared_prompts(const std::vector<std::span<const int32_t>
   l.slot_rows = Tensor::from_ints(slot_rows, {static_cast<int64_t>(slot_rows.size())}, device);
   l.row_slots = Tensor::from_ints(row_slots, {N}, device);
   l.output_rows = Tensor::from_ints(output_rows, {static_cast<int64_t>(output_rows.size())}, device);
+  l.query_range = Tensor::from_ints(query_range, {l.rows, 2}, device);
   return b;
 }
 

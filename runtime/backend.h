@@ -80,6 +80,10 @@ struct AttentionArgs {
   const float* prefix_k = nullptr;
   const float* prefix_v = nullptr;
   int64_t prefix_len = 0, prefix_group = 1, prefix_batch_stride = 0;
+  // Optional [batch, 2]: only queries [query_range[2b], query_range[2b + 1]) of entry b attend; the others
+  // see no key (zero output, lse -inf, zero gradient) and cost nothing. Only on backends whose
+  // supports(Capability::attention_query_range) is true; ops check both.
+  const int32_t* query_range = nullptr;
 };
 
 // How GEMMs (and, on a GPU, attention) compute. fp32 is exact IEEE single precision everywhere; tf32 and
@@ -106,6 +110,7 @@ struct BackendOptions {
 enum class Capability {
   attention_prefix,  // attention_forward honours AttentionArgs::prefix_* (else callers copy the prefix)
   fused_swiglu,      // swiglu_forward / swiglu_backward exist (else ops::swiglu composes silu and mul)
+  attention_query_range,  // attention_forward / _backward honour AttentionArgs::query_range
 };
 
 class Backend {

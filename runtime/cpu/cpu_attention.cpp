@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "runtime/cpu/cpu_attention_decode.h"
@@ -122,13 +123,23 @@ struct Geometry {
   int64_t q_row, kv_row, kv_batch;  // element strides: query position, key position, kv batch entry
   float scale;
   const int32_t* mask;
+  const int32_t* q_range;  // [batch, 2] or null: the queries that attend
 
   explicit Geometry(const AttentionArgs& a)
       : batch(a.batch), q_len(a.q_len), kv_len(a.kv_len), q_heads(a.q_heads), kv_heads(a.kv_heads),
         dim(a.head_dim), group(a.kv_heads > 0 ? a.q_heads / a.kv_heads : 1), offset(a.kv_len - a.q_len),
         q_row(a.q_heads * a.head_dim), kv_row(a.kv_heads * a.head_dim),
         kv_batch(a.kv_batch_stride > 0 ? a.kv_batch_stride : a.kv_len * a.kv_heads * a.head_dim), scale(a.scale),
-        mask(a.key_mask) {}
+        mask(a.key_mask), q_range(a.query_range) {}
+
+  // Queries [q_begin(b), q_end(b)) of entry b attend; the others see no key.
+  int64_t q_begin(int64_t b) const { return q_range ? q_range[2 * b] : 0; }
+  int64_t q_end(int64_t b) const { return q_range ? q_range[2 * b + 1] : q_len; }
+  // The attending part [lo, hi) of queries [i0, i0 + nq) of entry b.
+  std::pair<int64_t, int64_t> attending(int64_t b, int64_t i0, int64_t nq) const {
+    const int64_t lo = std::clamp(q_begin(b), i0, i0 + nq);
+    return {lo, std::clamp(q_end(b), lo, i0 + nq)};
+  }
 
   int64_t q_offset(int64_t b, int64_t i, int64_t h) const { return (b * q_len + i) * q_row + h * dim; }
   int64_t kv_offset(int64_t b, int64_t j, int64_t g) const { return b * kv_batch + j * kv_row + g * dim; }
@@ -232,6 +243,20 @@ void load_query_side(const Geometry& g, Tiles& t, const float* q, const float* g
   }
 }
 
+// Queries [i0, i1) of (entry b, q head h) that see no key: zero output and lse -inf, as a fully masked
+// query has.
+void idle_queries(const Geometry& g, float* out, float* lse, int64_t b, int64_t h, int64_t i0, int64_t i1) {
+  for (int64_t i = i0; i < i1; ++i) {
+    std::fill(out + g.q_offset(b, i, h), out + g.q_offset(b, i, h) + g.dim, 0.0f);
+    lse[g.lse_offset(b, h) + i] = kNegInf;
+  }
+}
+
+// dQ rows [i0, i1) of (entry b, q head h) for queries that see no key: zero.
+void idle_query_grads(const Geometry& g, float* gq, int64_t b, int64_t h, int64_t i0, int64_t i1) {
+  for (int64_t i = i0; i < i1; ++i) std::fill(gq + g.q_offset(b, i, h), gq + g.q_offset(b, i, h) + g.dim, 0.0f);
+}
+
 // ---- forward ------------------------------------------------------------------------------------
 
 void forward_block(const Geometry& g, Tiles& t, const float* q, const float* k, const float* v, float* out,
@@ -302,10 +327,16 @@ void backward_key_block(const Geometry& g, Tiles& t, const float* q, const float
   std::fill(dv.begin(), dv.begin() + nk * d, 0.0f);
   load_keys_transposed(g, k, b, kv_head, j0, nk, t.kt.data());
   load_keys_transposed(g, v, b, kv_head, j0, nk, t.vt.data());
-  const int64_t first_query = std::max<int64_t>(0, j0 - g.offset);  // queries below it see none of these keys
+  // Queries below first_query see none of these keys; those outside the entry's range see no key at all.
+  const int64_t first_query = std::max<int64_t>(std::max<int64_t>(0, j0 - g.offset), g.q_begin(b));
+  const int64_t last_query = g.q_end(b);
   for (int64_t h = kv_head * g.group; h < (kv_head + 1) * g.group; ++h) {
-    for (int64_t i0 = first_query; i0 < g.q_len; i0 += kBlockQ) {
-      const int64_t nq = std::min(kBlockQ, g.q_len - i0);
+    if (gq) {  // one tile: this pass writes every dQ row of the group's heads, the idle ones as zeros
+      idle_query_grads(g, gq, b, h, 0, std::min(first_query, last_query));
+      idle_query_grads(g, gq, b, h, std::max(first_query, last_query), g.q_len);
+    }
+    for (int64_t i0 = first_query; i0 < last_query; i0 += kBlockQ) {
+      const int64_t nq = std::min(kBlockQ, last_query - i0);
       load_query_side(g, t, q, gout, lse, di, b, h, i0, nq);
       tile_product(g, t.qs.data(), t.kt.data(), nq, nk, t.s.data());     // s = (scale q) k^T
       tile_product(g, t.dout.data(), t.vt.data(), nq, nk, t.dp.data());  // dp = dO v^T
@@ -363,6 +394,14 @@ void CpuBackend::attention_forward(const AttentionArgs& args, const float* q, co
   // reads keys in tiles that cannot straddle a shared prefix.
   if (args.q_len <= cpu_attention::kDecodeMaxQueries || args.prefix_len > 0) {
     cpu_attention::decode_forward(args, q, k, v, out, lse);
+    if (args.query_range) {  // computed in full (a few queries), then the idle ones cleared
+      const Geometry g(args);
+      for (int64_t b = 0; b < g.batch; ++b)
+        for (int64_t h = 0; h < g.q_heads; ++h) {
+          idle_queries(g, out, lse, b, h, 0, g.q_begin(b));
+          idle_queries(g, out, lse, b, h, g.q_end(b), g.q_len);
+        }
+    }
     return;
   }
   const Geometry g(args);
@@ -371,10 +410,15 @@ void CpuBackend::attention_forward(const AttentionArgs& args, const float* q, co
   parallel_for(g.batch * g.q_heads * q_blocks, 1, [&](int64_t tb, int64_t te) {
     Tiles& tiles = thread_tiles(g.dim);
     for (int64_t task = tb; task < te; ++task) {
-      const int64_t bh = task / q_blocks;
+      const int64_t bh = task / q_blocks, b = bh / g.q_heads, h = bh % g.q_heads;
       const int64_t i0 = interleaved_block(task % q_blocks, q_blocks) * kBlockQ;
-      forward_block(g, tiles, q, k, v, out, lse, bh / g.q_heads, bh % g.q_heads, i0,
-                    std::min(kBlockQ, g.q_len - i0));
+      const int64_t i1 = std::min(g.q_len, i0 + kBlockQ);
+      // A query's result depends only on its own row and keys, so computing the attending rows alone
+      // gives them the same bits as computing the whole block.
+      const auto [lo, hi] = g.attending(b, i0, i1 - i0);
+      idle_queries(g, out, lse, b, h, i0, lo);
+      idle_queries(g, out, lse, b, h, hi, i1);
+      if (hi > lo) forward_block(g, tiles, q, k, v, out, lse, b, h, lo, hi - lo);
     }
   });
 }
@@ -418,10 +462,13 @@ void CpuBackend::attention_backward(const AttentionArgs& args, const float* q, c
   parallel_for(g.batch * g.q_heads * q_blocks, 1, [&](int64_t tb, int64_t te) {
     Tiles& tiles = thread_tiles(d);
     for (int64_t task = tb; task < te; ++task) {
-      const int64_t bh = task / q_blocks;
+      const int64_t bh = task / q_blocks, b = bh / g.q_heads, h = bh % g.q_heads;
       const int64_t i0 = interleaved_block(task % q_blocks, q_blocks) * kBlockQ;
-      backward_query_block(g, tiles, q, k, v, gout, lse, di.data(), gq, bh / g.q_heads, bh % g.q_heads, i0,
-                           std::min(kBlockQ, g.q_len - i0));
+      const int64_t i1 = std::min(g.q_len, i0 + kBlockQ);
+      const auto [lo, hi] = g.attending(b, i0, i1 - i0);
+      idle_query_grads(g, gq, b, h, i0, lo);
+      idle_query_grads(g, gq, b, h, hi, i1);
+      if (hi > lo) backward_query_block(g, tiles, q, k, v, gout, lse, di.data(), gq, b, h, lo, hi - lo);
     }
   });
 }

@@ -63,7 +63,7 @@ class CpuBackend final : public Backend {
             const RopeFrequencies& freq, bool inverse) override;
 
   bool supports(Capability c) const override {
-    return c == Capability::attention_prefix || c == Capability::fused_swiglu;
+    return c == Capability::attention_prefix || c == Capability::fused_swiglu || c == Capability::attention_query_range;
   }
   void attention_forward(const AttentionArgs& args, const float* q, const float* k, const float* v, float* out,
                          float* lse) override;

@@ -54,7 +54,7 @@ Tensor check_mask(const char* op, const Tensor& mask, const Tensor& q, int64_t k
 
 // out = attention(q, k, v): [B, Tq, Hq, D]; lse [B, Hq, Tq] is only needed by backward.
 struct AttentionBackward final : Node {
-  SavedTensor q, k, v, out, lse, mask;
+  SavedTensor q, k, v, out, lse, mask, query_range;
   AttentionArgs args;
   const char* name() const override { return "AttentionBackward"; }
 
@@ -63,8 +63,10 @@ struct AttentionBackward final : Node {
     if (!gout.defined()) return {Tensor(), Tensor(), Tensor()};
     Tensor qs = q.unpack(name()), ks = k.unpack(name()), vs = v.unpack(name());
     Tensor os = out.unpack(name()), ls = lse.unpack(name()), ms = mask.unpack(name());
+    Tensor rs = query_range.unpack(name());
     AttentionArgs a = args;
     a.key_mask = ms.defined() ? ms.data_i32() : nullptr;
+    a.query_range = rs.defined() ? rs.data_i32() : nullptr;
     // The backend writes all three; gk, gv are dense [B, Tk, Hkv, D].
     Tensor gq = Tensor::empty(qs.shape(), gout.device());
     Tensor gk = Tensor::empty(ks.shape(), gout.device());
@@ -81,15 +83,39 @@ struct AttentionBackward final : Node {
     out.reset();
     lse.reset();
     mask.reset();
+    query_range.reset();
   }
 };
+
+// query_range i32 [B, 2] on q's device, each row 0 <= begin <= end <= Tq (checked on the host).
+void check_query_range(const Tensor& range, const Tensor& q) {
+  detail::check_i32("attention", range, "query_range");
+  detail::check_same_device("attention", q, range);
+  GTPO_CHECK(range.rank() == 2 && range.size(0) == q.size(0) && range.size(1) == 2,
+             "attention: query_range must be i32 [batch, 2] = [", q.size(0), ", 2], got ", range.describe());
+  GTPO_CHECK(q.backend().supports(Capability::attention_query_range), "attention: the ", q.backend().name(),
+             " backend has no query ranges");
+  const std::vector<int32_t> r = range.to_int_vector();
+  for (int64_t b = 0; b < q.size(0); ++b) {
+    const int32_t begin = r[static_cast<size_t>(2 * b)], end = r[static_cast<size_t>(2 * b + 1)];
+    GTPO_CHECK(0 <= begin && begin <= end && end <= q.size(1), "attention: query_range of entry ", b, " is [",
+               begin, ", ", end, "), outside 0 <= begin <= end <= q_len = ", q.size(1));
+  }
+}
 
 }  // namespace
 
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask, float scale) {
+  return attention(q, k, v, key_mask, scale, Tensor());
+}
+
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask, float scale,
+                 const Tensor& query_range) {
   AttentionArgs a = check_attention("attention", q, k, v, scale);
   Tensor mask = check_mask("attention", key_mask, q, a.kv_len, a.kv_len);
   a.key_mask = mask.defined() ? mask.data_i32() : nullptr;
+  if (query_range.defined()) check_query_range(query_range, q);
+  a.query_range = query_range.defined() ? query_range.data_i32() : nullptr;
   Tensor out = Tensor::empty(q.shape(), q.device());                            // [B, Tq, Hq, D]
   Tensor lse = Tensor::empty(Shape{a.batch, a.q_heads, a.q_len}, q.device());  // [B, Hq, Tq]
   q.backend().attention_forward(a, q.data(), k.data(), v.data(), out.data(), lse.data());
@@ -102,8 +128,10 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
     node->out = SavedTensor(out);
     node->lse = SavedTensor(lse);
     node->mask = SavedTensor(mask);
+    node->query_range = SavedTensor(query_range);
     node->args = a;
-    node->args.key_mask = nullptr;  // re-read from the saved mask at backward time
+    node->args.key_mask = nullptr;  // re-read from the saved tensors at backward time
+    node->args.query_range = nullptr;
     attach_node(node, {&q, &k, &v}, {&out});
   }
   return out;

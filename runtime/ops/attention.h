@@ -13,6 +13,13 @@ namespace gtpo::ops {
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask = Tensor(),
                  float scale = 0.0f);
 
+// attention() where only queries [query_range[b, 0], query_range[b, 1]) of batch entry b attend
+// (query_range i32 [B, 2], 0 <= begin <= end <= Tq); every other query sees no key: zero output and no
+// gradient, and costs nothing. A packed batch's copies of a shared prompt and its padding are such queries.
+// Only on backends whose supports(Capability::attention_query_range) is true.
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask, float scale,
+                 const Tensor& query_range);
+
 // Inference-only attention over a KV cache: k_cache, v_cache [B, Tmax, Hkv, D] of which the first kv_len
 // positions are valid (read in place, not copied); q holds the last Tq <= kv_len positions. key_mask is
 // i32 [B, kv_len] or [B, Tmax] (only its first kv_len columns are read). Throws when autograd would need to

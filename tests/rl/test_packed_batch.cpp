@@ -114,6 +114,8 @@ TEST_CASE("pack_shared_prompts: equal prompts share rows and a response's last t
   CHECK(l.slot_rows.to_int_vector() == std::vector<int32_t>{0, 1, 2, 3, 0, /**/ 0, 1, 2, 0, 0, /**/ 4, 5, 6, 7, 0});
   CHECK(l.row_slots.to_int_vector() == std::vector<int32_t>{0, 1, 2, 3, 10, 11, 12, 13});
   CHECK(l.output_rows.to_int_vector() == std::vector<int32_t>{2, 3, /**/ 2, /**/ 5, 6, 7});
+  // Attention is needed at the slots rows take their output from: a new prompt's and every fed response row.
+  CHECK(l.query_range.to_int_vector() == std::vector<int32_t>{0, 4, /**/ 3, 3, /**/ 0, 4});
   CHECK(b.targets == std::vector<int32_t>{6, 7, 8, 9, 10, 11});
   CHECK(b.response_begin == std::vector<int64_t>{0, 2, 3});
   CHECK(b.distinct_prompts == 2);

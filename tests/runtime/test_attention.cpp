@@ -403,6 +403,56 @@ TEST_CASE("attention: the one-block backward gives the two-pass backward's bits"
   CHECK(largest > 1e-3f);
 }
 
+TEST_CASE("attention: a query range gives the attending queries the full op's values and gradients",
+          "[attention][grad]") {
+  // Entry 0 attends in full, entry 1 in a middle range, entry 2 not at all. The full op with dO zero outside
+  // the ranges is the reference: skipped queries only ever added zeros there.
+  for (const Config& c : {Config{3, 30, 30, 4, 2, 16}, Config{3, 150, 150, 4, 2, 32}, Config{3, 3, 13, 4, 1, 7},
+                          Config{3, 130, 200, 4, 2, 64}}) {
+    INFO(describe(c));
+    const int32_t T = static_cast<int32_t>(c.q_len);
+    const std::vector<int32_t> ranges = {0, T, T / 3, T - 1, T / 2, T / 2};
+    const Tensor range = Tensor::from_ints(ranges, Shape{c.batch, 2});
+    std::vector<float> g = random_tensor(Shape{c.batch, c.q_len, c.q_heads, c.dim}, 41).to_vector();
+    const int64_t row = c.q_heads * c.dim;
+    auto attends = [&](int64_t b, int64_t i) { return i >= ranges[2 * b] && i < ranges[2 * b + 1]; };
+    for (int64_t b = 0; b < c.batch; ++b)
+      for (int64_t i = 0; i < c.q_len; ++i)
+        if (!attends(b, i)) std::fill(g.begin() + (b * c.q_len + i) * row, g.begin() + (b * c.q_len + i + 1) * row, 0.0f);
+    const Tensor gout = Tensor::from_vector(g, Shape{c.batch, c.q_len, c.q_heads, c.dim});
+
+    Inputs full = make_inputs(c, 51, true), ranged = make_inputs(c, 51, true);
+    Tensor want = ops::attention(full.q, full.k, full.v);
+    want.backward(gout);
+    Tensor got = ops::attention(ranged.q, ranged.k, ranged.v, Tensor(), 0.0f, range);
+    got.backward(gout);
+    const std::vector<float> w = want.to_vector(), o = got.to_vector();
+    bool rows_ok = true;
+    for (int64_t b = 0; b < c.batch; ++b)
+      for (int64_t i = 0; i < c.q_len; ++i)
+        for (int64_t e = 0; e < row; ++e) {
+          const size_t at = static_cast<size_t>((b * c.q_len + i) * row + e);
+          rows_ok = rows_ok && o[at] == (attends(b, i) ? w[at] : 0.0f);
+        }
+    CHECK(rows_ok);  // attending rows: the full op's values; the others: zeros
+    CHECK(!got.is_leaf());
+    CHECK(ranged.q.grad().to_vector() == full.q.grad().to_vector());  // idle rows: zero in both
+    CHECK(ranged.k.grad().to_vector() == full.k.grad().to_vector());
+    CHECK(ranged.v.grad().to_vector() == full.v.grad().to_vector());
+  }
+}
+
+TEST_CASE("attention: a bad query range names the entry and the bounds", "[attention][errors]") {
+  const Config c{2, 5, 5, 2, 2, 4};
+  Inputs in = make_inputs(c, 3);
+  CHECK_THROWS_WITH(ops::attention(in.q, in.k, in.v, Tensor(), 0.0f, Tensor::from_ints({0, 5, 2, 6}, Shape{2, 2})),
+                    Contains("attention: query_range of entry 1 is [2, 6), outside 0 <= begin <= end <= q_len = 5"));
+  CHECK_THROWS_WITH(ops::attention(in.q, in.k, in.v, Tensor(), 0.0f, Tensor::from_ints({3, 2, 0, 1}, Shape{2, 2})),
+                    Contains("query_range of entry 0 is [3, 2)"));
+  CHECK_THROWS_WITH(ops::attention(in.q, in.k, in.v, Tensor(), 0.0f, Tensor::from_ints({0, 5}, Shape{1, 2})),
+                    Contains("attention: query_range must be i32 [batch, 2] = [2, 2], got i32[1, 2]"));
+}
+
 // Not part of the suite (hidden tag): ./build/tests/test_runtime "[.attention_bench]" -s
 TEST_CASE("attention: forward + backward timing", "[.attention_bench]") {
   for (const Config& c : {Config{4, 256, 256, 4, 4, 64}, Config{12, 1024, 1024, 1, 1, 64},
