@@ -20,6 +20,7 @@
 
 #include "runtime/cpu/cpu_attention_decode.h"
 #include "runtime/cpu/cpu_backend.h"
+#include "runtime/cpu/cpu_transpose.h"
 #include "runtime/cpu/cpu_vec_math.h"
 #include "runtime/error.h"
 #include "runtime/parallel.h"
@@ -37,12 +38,21 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // c[m, n] += a[m, k] * b[k, n], row-major with leading dims. Every element adds its k products to its
 // current value in index order, in every code path (tile or tail), so the result is independent of how the
 // matrix is cut. Vectorised across columns, never across the k sum: no reassociation, no -ffast-math.
+// With TransA, a is stored transposed, [k, m]: a(i, p) = a[p * lda + i]. Only which address holds a(i, p)
+// changes, never an operation or its order, so both layouts give the same bits (the backward's P^T and dS^T
+// are read in place this way instead of being copied transposed).
+template <bool TransA>
+inline float a_at(const float* a, int64_t lda, int64_t i, int64_t p) {
+  return TransA ? a[p * lda + i] : a[i * lda + p];
+}
+
+template <bool TransA>
 void rows_acc(int64_t ib, int64_t ie, int64_t jb, int64_t je, int64_t k, const float* a, int64_t lda,
               const float* b, int64_t ldb, float* c, int64_t ldc) {
   for (int64_t i = ib; i < ie; ++i) {
     float* ci = c + i * ldc;
     for (int64_t p = 0; p < k; ++p) {
-      const float av = a[i * lda + p];
+      const float av = a_at<TransA>(a, lda, i, p);
       const float* bp = b + p * ldb;
       for (int64_t j = jb; j < je; ++j) ci[j] += av * bp[j];
     }
@@ -61,7 +71,7 @@ typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
 
 // The register tile c[i..i+MR, j..j+NV·kLanes) += a[i.., 0..k) b[0..k, j..): MR·NV vector accumulators
 // stay in registers over the whole k loop (the scalar tail reloads and stores c for every p).
-template <int64_t MR, int64_t NV>
+template <bool TransA, int64_t MR, int64_t NV>
 void tile_acc(int64_t i, int64_t j, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
               int64_t ldc) {
   Lanes acc[MR][NV];
@@ -71,7 +81,7 @@ void tile_acc(int64_t i, int64_t j, int64_t k, const float* a, int64_t lda, cons
     Lanes bv[NV];
     for (int64_t t = 0; t < NV; ++t) std::memcpy(&bv[t], b + p * ldb + j + t * kLanes, sizeof(Lanes));
     for (int64_t r = 0; r < MR; ++r) {
-      const float av = a[(i + r) * lda + p];
+      const float av = a_at<TransA>(a, lda, i + r, p);
       for (int64_t t = 0; t < NV; ++t) acc[r][t] += av * bv[t];
     }
   }
@@ -81,29 +91,25 @@ void tile_acc(int64_t i, int64_t j, int64_t k, const float* a, int64_t lda, cons
 
 // Rows [i, i + MR) of c: two-vector tiles, then a one-vector tile (a head dim of 16 is one AVX-512 vector,
 // which is every n of the P·V, dV, dK and dQ products in the quick start), then the scalar tail.
-template <int64_t MR>
+template <bool TransA, int64_t MR>
 void row_block(int64_t i, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
                int64_t ldc) {
   int64_t j = 0;
-  for (; j + 2 * kLanes <= n; j += 2 * kLanes) tile_acc<MR, 2>(i, j, k, a, lda, b, ldb, c, ldc);
-  for (; j + kLanes <= n; j += kLanes) tile_acc<MR, 1>(i, j, k, a, lda, b, ldb, c, ldc);
-  if (j < n) rows_acc(i, i + MR, j, n, k, a, lda, b, ldb, c, ldc);
+  for (; j + 2 * kLanes <= n; j += 2 * kLanes) tile_acc<TransA, MR, 2>(i, j, k, a, lda, b, ldb, c, ldc);
+  for (; j + kLanes <= n; j += kLanes) tile_acc<TransA, MR, 1>(i, j, k, a, lda, b, ldb, c, ldc);
+  if (j < n) rows_acc<TransA>(i, i + MR, j, n, k, a, lda, b, ldb, c, ldc);
 }
 
+// c[m, n] += op(a)[m, k] * b[k, n], op(a) = a, or with TransA a stored [k, m] (see a_at).
+template <bool TransA = false>
 void mm_acc(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
             int64_t ldc) {
   // 8 rows × 2 vectors = 16 accumulators fit AVX-512's 32 registers; AVX2's 16 hold 4 × 2.
   constexpr int64_t kRowsWide = kLanes == 16 ? 8 : 4;
   int64_t i = 0;
-  for (; i + kRowsWide <= m; i += kRowsWide) row_block<kRowsWide>(i, n, k, a, lda, b, ldb, c, ldc);
-  for (; i + 4 <= m; i += 4) row_block<4>(i, n, k, a, lda, b, ldb, c, ldc);
-  for (; i < m; ++i) row_block<1>(i, n, k, a, lda, b, ldb, c, ldc);
-}
-
-// dst[c * ld_dst + r] = src[r * ld_src + c] for a [rows, cols] source.
-void transpose(const float* src, int64_t ld_src, int64_t rows, int64_t cols, float* dst, int64_t ld_dst) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) dst[c * ld_dst + r] = src[r * ld_src + c];
+  for (; i + kRowsWide <= m; i += kRowsWide) row_block<TransA, kRowsWide>(i, n, k, a, lda, b, ldb, c, ldc);
+  for (; i + 4 <= m; i += 4) row_block<TransA, 4>(i, n, k, a, lda, b, ldb, c, ldc);
+  for (; i < m; ++i) row_block<TransA, 1>(i, n, k, a, lda, b, ldb, c, ldc);
 }
 
 // dst[r, :] = scale * src[r * ld_src, :D] (scale 1 is an exact copy).
@@ -156,12 +162,12 @@ struct Geometry {
 
 // Per-task scratch, sized once per chunk and reused across its tasks.
 struct Tiles {
-  std::vector<float> qs, dout, acc, dv, dq, kt, vt, s, dp, t1, t2, m, l, lse, di;
+  std::vector<float> qs, dout, acc, dv, dq, kt, vt, s, dp, m, l, lse, di;
   explicit Tiles(int64_t dim)
       : qs(kBlockQ * dim), dout(kBlockQ * dim), acc(std::max(kBlockQ, kBlockK) * dim), dv(kBlockK * dim),
         dq(kBlockQ * dim),
         kt(dim * kBlockK), vt(dim * kBlockK),
-        s(kBlockQ * kBlockK), dp(kBlockQ * kBlockK), t1(kBlockK * kBlockQ), t2(kBlockK * kBlockQ), m(kBlockQ),
+        s(kBlockQ * kBlockK), dp(kBlockQ * kBlockK), m(kBlockQ),
         l(kBlockQ), lse(kBlockQ), di(kBlockQ) {}
 };
 
@@ -188,7 +194,7 @@ int64_t wide_columns(int64_t nk) { return std::min(kBlockK, (nk + kLanes - 1) / 
 // the columns up to wide_columns(nk) are zero, so that every value a tile product reads was written here.
 void load_keys_transposed(const Geometry& g, const float* k, int64_t b, int64_t kv_head, int64_t j0, int64_t nk,
                           float* kt) {
-  transpose(k + g.kv_offset(b, j0, kv_head), g.kv_row, nk, g.dim, kt, kBlockK);
+  cpu_transpose::copy(k + g.kv_offset(b, j0, kv_head), g.kv_row, nk, g.dim, kt, kBlockK);
   const int64_t wide = wide_columns(nk);
   for (int64_t d = 0; d < g.dim; ++d) std::fill(kt + d * kBlockK + nk, kt + d * kBlockK + wide, 0.0f);
 }
@@ -259,6 +265,23 @@ void idle_query_grads(const Geometry& g, float* gq, int64_t b, int64_t h, int64_
 
 // ---- forward ------------------------------------------------------------------------------------
 
+// The largest of s[0, n), -inf when n == 0, NaNs skipped. Four running maxima: one chain of dependent
+// maxss per key was ~10% of a quick-start forward. Max is exact, so the value is the one-chain value;
+// only which of +0 and -0 wins a tie may differ, and m's sign of zero reaches no result (s - m, exp(s - m)
+// and m + log l round alike).
+inline float row_max(const float* s, int64_t n) {
+  float m0 = kNegInf, m1 = kNegInf, m2 = kNegInf, m3 = kNegInf;
+  int64_t c = 0;
+  for (; c + 4 <= n; c += 4) {
+    m0 = std::max(m0, s[c]);
+    m1 = std::max(m1, s[c + 1]);
+    m2 = std::max(m2, s[c + 2]);
+    m3 = std::max(m3, s[c + 3]);
+  }
+  for (; c < n; ++c) m0 = std::max(m0, s[c]);
+  return std::max(std::max(m0, m1), std::max(m2, m3));
+}
+
 void forward_block(const Geometry& g, Tiles& t, const float* q, const float* k, const float* v, float* out,
                    float* lse, int64_t b, int64_t h, int64_t i0, int64_t nq) {
   const int64_t kv_head = h / g.group;
@@ -277,11 +300,10 @@ void forward_block(const Geometry& g, Tiles& t, const float* q, const float* k, 
       float* s = t.s.data() + r * kBlockK;
       // Keys past `vis` are hidden; they cannot raise the max and their probability is 0 (written below).
       const int64_t vis = g.visible_end(i0 + r, j0, nk);
-      float mx = kNegInf;
-      for (int64_t c = 0; c < vis; ++c) {
-        if (g.mask != nullptr && !g.visible(b, i0 + r, j0 + c)) s[c] = kNegInf;
-        mx = std::max(mx, s[c]);
-      }
+      if (g.mask != nullptr)
+        for (int64_t c = 0; c < vis; ++c)
+          if (!g.visible(b, i0 + r, j0 + c)) s[c] = kNegInf;
+      const float mx = row_max(s, vis);
       if (mx == kNegInf) {  // nothing visible in this tile: contributes zero, state unchanged
         std::fill(s, s + nk, 0.0f);
         continue;
@@ -305,9 +327,16 @@ void forward_block(const Geometry& g, Tiles& t, const float* q, const float* k, 
   }
   for (int64_t r = 0; r < nq; ++r) {
     float* o = out + g.q_offset(b, i0 + r, h);
-    const bool any = t.l[r] > 0.0f;
-    for (int64_t e = 0; e < d; ++e) o[e] = any ? t.acc[r * d + e] / t.l[r] : 0.0f;
-    lse[g.lse_offset(b, h) + i0 + r] = any ? t.m[r] + std::log(t.l[r]) : kNegInf;
+    // l and the accumulator row in locals: read through t inside the loop, each element reloaded l (o might
+    // alias it, for all the compiler knew) and divided one at a time, ~25% of a quick-start forward.
+    const float l = t.l[r];
+    const float* acc = t.acc.data() + r * d;
+    if (l > 0.0f) {
+      for (int64_t e = 0; e < d; ++e) o[e] = acc[e] / l;
+    } else {
+      std::fill(o, o + d, 0.0f);
+    }
+    lse[g.lse_offset(b, h) + i0 + r] = l > 0.0f ? t.m[r] + std::log(l) : kNegInf;
   }
 }
 
@@ -341,10 +370,9 @@ void backward_key_block(const Geometry& g, Tiles& t, const float* q, const float
       tile_product(g, t.qs.data(), t.kt.data(), nq, nk, t.s.data());     // s = (scale q) k^T
       tile_product(g, t.dout.data(), t.vt.data(), nq, nk, t.dp.data());  // dp = dO v^T
       probs_and_dscores(g, t, b, i0, j0, nq, nk);
-      transpose(t.s.data(), kBlockK, nq, nk, t.t1.data(), kBlockQ);   // P^T  [nk, nq]
-      transpose(t.dp.data(), kBlockK, nq, nk, t.t2.data(), kBlockQ);  // dS^T [nk, nq]
-      mm_acc(nk, d, nq, t.t1.data(), kBlockQ, t.dout.data(), d, dv.data(), d);  // dV += P^T dO
-      mm_acc(nk, d, nq, t.t2.data(), kBlockQ, t.qs.data(), d, dk.data(), d);    // dK += dS^T (scale q)
+      // P and dS read transposed in place: the scalar copies of both tiles were ~half of this function.
+      mm_acc<true>(nk, d, nq, t.s.data(), kBlockK, t.dout.data(), d, dv.data(), d);  // dV += P^T dO
+      mm_acc<true>(nk, d, nq, t.dp.data(), kBlockK, t.qs.data(), d, dk.data(), d);   // dK += dS^T (scale q)
       if (gq) {  // dQ = scale * dS k, as backward_query_block computes it
         std::fill(t.dq.begin(), t.dq.begin() + nq * d, 0.0f);
         mm_acc(nq, d, nk, t.dp.data(), kBlockK, k + g.kv_offset(b, j0, kv_head), g.kv_row, t.dq.data(), d);

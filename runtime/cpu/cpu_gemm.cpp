@@ -13,10 +13,6 @@
 // docs/performance.md has the measurements.
 #include <omp.h>
 
-#if defined(__AVX__)
-#include <immintrin.h>
-#endif
-
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -25,6 +21,7 @@
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/cpu/cpu_gemm_eigen.h"
 #include "runtime/cpu/cpu_gemm_kernel.h"
+#include "runtime/cpu/cpu_transpose.h"
 #include "runtime/parallel.h"
 
 namespace gtpo {
@@ -78,24 +75,7 @@ void pack_panel(const float* b, int64_t ldb, int64_t k, int64_t j0, int64_t cols
   const int64_t k8 = k / 8 * 8;
   for (; jb + 8 <= cols; jb += 8) {
     const float* rows = b + (j0 + jb) * ldb;
-    for (int64_t p = 0; p < k8; p += 8) {
-      __m256 r[8];
-      for (int q = 0; q < 8; ++q) r[q] = _mm256_loadu_ps(rows + q * ldb + p);
-      const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-      const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-      const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-      const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-      const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-      const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-      const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-      const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-      // Row q of the transposed block: element p + q of each of the eight B rows.
-      const __m256 out[8] = {_mm256_permute2f128_ps(s0, s4, 0x20), _mm256_permute2f128_ps(s1, s5, 0x20),
-                             _mm256_permute2f128_ps(s2, s6, 0x20), _mm256_permute2f128_ps(s3, s7, 0x20),
-                             _mm256_permute2f128_ps(s0, s4, 0x31), _mm256_permute2f128_ps(s1, s5, 0x31),
-                             _mm256_permute2f128_ps(s2, s6, 0x31), _mm256_permute2f128_ps(s3, s7, 0x31)};
-      for (int q = 0; q < 8; ++q) _mm256_storeu_ps(packed + (p + q) * kPanel + jb, out[q]);
-    }
+    for (int64_t p = 0; p < k8; p += 8) cpu_transpose::block8x8(rows + p, ldb, packed + p * kPanel + jb, kPanel);
     for (int64_t j = jb; j < jb + 8; ++j)
       for (int64_t p = k8; p < k; ++p) packed[p * kPanel + j] = b[(j0 + j) * ldb + p];
   }
