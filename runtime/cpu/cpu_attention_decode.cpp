@@ -74,6 +74,31 @@ inline void axpy(float w, const float* x, float* y, int64_t d) {
   for (; e < d; ++e) y[e] += w * x[e];
 }
 
+// Head sizes up to this (in whole vectors) keep a head's weighted sum in registers over all its keys.
+constexpr int64_t kMaxRegisterDim = 4 * kLanes;
+
+// acc[0, d) += sum over visible keys j < kend, in index order, of p[j] * (value row j)[kv_col, kv_col + d),
+// and sum += p[j] alongside: axpy's and the scalar loop's operations in their order (y + w * x per lane), with
+// the accumulator in registers instead of stored and reloaded per key (a store-to-load chain per key and
+// head). d is a multiple of kLanes, at most kMaxRegisterDim.
+template <typename ValueRow>
+void weighted_rows_in_registers(const float* p, int64_t kend, const int32_t* mask, const ValueRow& value_row,
+                                int64_t kv_col, int64_t d, float* acc, float& sum) {
+  const int64_t vectors = d / kLanes;
+  Lanes a[kMaxRegisterDim / kLanes];
+  for (int64_t t = 0; t < vectors; ++t) a[t] = load(acc + t * kLanes);
+  float s = sum;
+  for (int64_t j = 0; j < kend; ++j) {
+    if (mask && mask[j] == 0) continue;
+    s += p[j];
+    const Lanes w = Lanes{} + p[j];
+    const float* x = value_row(j) + kv_col;
+    for (int64_t t = 0; t < vectors; ++t) a[t] = a[t] + w * load(x + t * kLanes);
+  }
+  for (int64_t t = 0; t < vectors; ++t) store(acc + t * kLanes, a[t]);
+  sum = s;
+}
+
 }  // namespace
 
 void decode_forward(const AttentionArgs& a, const float* q, const float* k, const float* v, float* out,
@@ -130,6 +155,10 @@ void decode_forward(const AttentionArgs& a, const float* q, const float* k, cons
           for (int64_t j = 0; j < kend; ++j) ph[j] = cpu_math::exp_bounded(ph[j] - mh);
           float* acc_h = acc.data() + h * d;
           const int64_t kv_col = (h / group) * d;
+          if (d % kLanes == 0 && d <= kMaxRegisterDim) {
+            weighted_rows_in_registers(ph, kend, mask, value_row, kv_col, d, acc_h, row_sum[h]);
+            continue;
+          }
           for (int64_t j = 0; j < kend; ++j) {
             if (mask && mask[j] == 0) continue;
             row_sum[h] += ph[j];
