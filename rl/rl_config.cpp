@@ -87,6 +87,9 @@ std::vector<RlKey> shared_keys() {
       field("rl", "micro_batch_tokens", &RlConfig::micro_batch_tokens, config::integer<int64_t>(0),
             "padded tokens (prompt + response) of one forward/backward; the mini-batch is split into micro-batches "
             "that fit and their gradients add up to the same update; 0 = no bound"),
+      field("rl", "micro_batch_memory_mb", &RlConfig::micro_batch_memory_mb, config::integer<int64_t>(0),
+            "with micro_batch_tokens 0: micro-batches hold at most this many MiB of activations, by an estimate "
+            "of the model's bytes per token (model/memory_estimate.h); small models never reach it; 0 = no bound"),
       field("rl", "group_by_length", &RlConfig::group_by_length, config::boolean(),
             "sort the mini-batch's sequences by length and cut it into micro-batches padded only to their own "
             "longest, wherever the padding saved outweighs one more forward/backward; false = micro-batches in "

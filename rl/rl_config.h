@@ -50,6 +50,7 @@ struct RlConfig {
   int ppo_epochs = 1;
   int mini_batch_prompts = 0;              // 0 = every prompt of the step in one mini-batch
   int64_t micro_batch_tokens = 0;          // padded tokens per forward/backward; 0 = no bound
+  int64_t micro_batch_memory_mb = 512;     // with micro_batch_tokens 0: the activation memory it bounds; 0 = none
   bool group_by_length = true;             // micro-batches of similar lengths, cut where padding costs more
   bool share_prompts = true;               // a micro-batch computes each distinct prompt once
   double forking_rho = 0.2;                // dapo_forking.rho
