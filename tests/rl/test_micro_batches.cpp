@@ -7,6 +7,8 @@
 #include <random>
 #include <vector>
 
+#include "model/memory_estimate.h"
+#include "rl/policy_update.h"
 #include "rl/sequence_batch.h"
 
 using namespace gtpo::rl;
@@ -113,4 +115,39 @@ TEST_CASE(
 TEST_CASE("micro-batches: a negative budget is an error, not a silent default") {
   CHECK_THROWS_WITH(plan_micro_batches({1, 2}, {-1, true, 64}),
                     Catch::Matchers::Contains("negative token budget"));
+}
+
+TEST_CASE("micro-batches: the default budget follows the model's activation memory; an explicit one wins") {
+  gtpo::model::ModelConfig large;  // the larger TRL job's model (configs/bench-trl-large.yaml)
+  large.hidden_size = 256;
+  large.num_hidden_layers = 12;
+  large.num_attention_heads = 8;
+  large.num_key_value_heads = 4;
+  large.intermediate_size = 704;
+  large.vocab_size = 20;
+  // Per layer 9 * 256 + 3 * 128 + 3 * 704 = 4800 floats; 12 layers and two vocabulary rows: 230,560 bytes.
+  CHECK(gtpo::model::training_activation_bytes_per_token(large) == 230560.0);
+  RlConfig rl;  // micro_batch_tokens 0, micro_batch_memory_mb 512
+  CHECK(micro_batch_token_budget(rl, large) == 2328);  // 512 MiB / 230,560 B
+  rl.micro_batch_memory_mb = 1;
+  CHECK(micro_batch_token_budget(rl, large) == 4);
+  rl.micro_batch_tokens = 1000;
+  CHECK(micro_batch_token_budget(rl, large) == 1000);  // explicit tokens win
+  rl.micro_batch_tokens = 0;
+  rl.micro_batch_memory_mb = 0;
+  CHECK(micro_batch_token_budget(rl, large) == 0);  // no bound at all
+
+  gtpo::model::ModelConfig quick = large;  // the quick start's: its 128 x ~32-token batches are far below
+  quick.hidden_size = 64;
+  quick.num_hidden_layers = 2;
+  quick.num_attention_heads = 4;
+  quick.num_key_value_heads = 2;
+  quick.intermediate_size = 192;
+  CHECK(micro_batch_token_budget(RlConfig{}, quick) == 52924);
+
+  gtpo::model::ModelConfig huge = large;  // a budget below one sequence still lets one sequence through
+  huge.vocab_size = 100000000;
+  CHECK(micro_batch_token_budget(RlConfig{}, huge) == 1);
+  const Plan plan = plan_micro_batches({50, 60}, {micro_batch_token_budget(RlConfig{}, huge), false});
+  CHECK(plan.size() == 2);
 }
