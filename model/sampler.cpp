@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <memory>
 
 #include "runtime/autograd.h"
 #include "runtime/backend.h"
@@ -183,15 +185,19 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
   };
   Clock::time_point mark = t1;
   // One host buffer for every step's logits: a fresh [R, V] vector per step was a new mapping of pages to
-  // fault in each time (tens of MB at a 50k vocabulary).
-  std::vector<float> host_logits(static_cast<size_t>(R * V));
+  // fault in each time (tens of MB at a 50k vocabulary). The device's own kind (page-locked on a GPU).
+  Backend& logits_backend = backend_for(device);
+  const size_t logits_bytes = static_cast<size_t>(R * V) * sizeof(float);
+  const std::unique_ptr<float, std::function<void(float*)>> host_logits(
+      static_cast<float*>(logits_backend.allocate_host(logits_bytes)),
+      [&logits_backend](float* p) { logits_backend.free_host(p); });
   for (int64_t step = 0; step < o.max_new_tokens; ++step) {
     backend_for(device).synchronize();
     if (step > 0) forward_s += since(mark);
     mark = Clock::now();
     // Logits come to the host once per step (the only device read of the loop besides the log-probs);
     // rows are independent, so they are chosen in parallel with the same result as one by one.
-    logits.backend().copy_to_host(host_logits.data(), logits.data(), host_logits.size() * sizeof(float));
+    logits.backend().copy_to_host(host_logits.get(), logits.data(), logits_bytes);
     logits_s += since(mark);
     parallel_for(R, grain_for(8 * V), [&](int64_t r0, int64_t r1) {
       std::vector<std::pair<double, int32_t>> scratch;
@@ -201,7 +207,7 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
                                          static_cast<uint64_t>(step));
         chosen[static_cast<size_t>(r)] = done[static_cast<size_t>(r)]
                                              ? o.pad_id
-                                             : choose_token(host_logits.data() + r * V, V, o.temperature, o.top_k,
+                                             : choose_token(host_logits.get() + r * V, V, o.temperature, o.top_k,
                                                             o.top_p, u, scratch);
       }
     });

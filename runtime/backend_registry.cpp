@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <mutex>
 
 #include "runtime/backend.h"
@@ -6,6 +8,14 @@
 #include "runtime/error.h"
 
 namespace gtpo {
+
+// Host buffers: plain aligned memory unless a device has a faster kind (CudaBackend: page-locked).
+void* Backend::allocate_host(size_t bytes) {
+  void* p = std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) / 64 * 64);
+  GTPO_CHECK(p != nullptr, "out of memory: could not allocate ", bytes, " bytes of host memory");
+  return p;
+}
+void Backend::free_host(void* ptr) { std::free(ptr); }
 
 // The optional primitives' defaults: reached only by a caller that skipped supports().
 void Backend::swiglu_forward(const float*, const float*, float*, int64_t) {

@@ -1,4 +1,5 @@
 // The CUDA backend's lifetime, memory and configuration. Kernels live in the per-family files.
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -103,6 +104,14 @@ void CudaBackend::copy_to_host(void* host_dst, const void* src, size_t bytes) {
   if (!bytes) return;
   GTPO_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream_of(*this)));
   GTPO_CUDA_CHECK(cudaStreamSynchronize(stream_of(*this)));
+}
+void* CudaBackend::allocate_host(size_t bytes) {
+  void* p = nullptr;
+  GTPO_CUDA_CHECK(cudaMallocHost(&p, std::max<size_t>(bytes, 1)));
+  return p;
+}
+void CudaBackend::free_host(void* ptr) {
+  if (ptr) cudaFreeHost(ptr);  // no check: called from destructors; a failure here leaks nothing we can reclaim
 }
 void CudaBackend::copy(void* dst, const void* src, size_t bytes) {
   if (!bytes || dst == src) return;

@@ -31,6 +31,8 @@ class CudaBackend final : public Backend {
   void deallocate(void* ptr, size_t bytes) override;
   void copy_from_host(void* dst, const void* host_src, size_t bytes) override;
   void copy_to_host(void* host_dst, const void* src, size_t bytes) override;
+  void* allocate_host(size_t bytes) override;  // page-locked (cudaMallocHost)
+  void free_host(void* ptr) override;
   void copy(void* dst, const void* src, size_t bytes) override;
   void fill(float* dst, float value, int64_t n) override;
   void fill_i32(int32_t* dst, int32_t value, int64_t n) override;

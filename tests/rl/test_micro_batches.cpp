@@ -117,7 +117,7 @@ TEST_CASE("micro-batches: a negative budget is an error, not a silent default") 
                     Catch::Matchers::Contains("negative token budget"));
 }
 
-TEST_CASE("micro-batches: the default budget follows the model's activation memory; an explicit one wins") {
+TEST_CASE("micro-batches: the default budget follows the model's activation memory, and an explicit one wins") {
   gtpo::model::ModelConfig large;  // the larger TRL job's model (configs/bench-trl-large.yaml)
   large.hidden_size = 256;
   large.num_hidden_layers = 12;
