@@ -38,7 +38,8 @@ inline void copy(const float* src, int64_t ld_src, int64_t rows, int64_t cols, f
 #if defined(__AVX__)
   const int64_t cols8 = cols / 8 * 8;
   for (; r0 + 8 <= rows; r0 += 8) {
-    for (int64_t c = 0; c < cols8; c += 8) block8x8(src + r0 * ld_src + c, ld_src, dst + c * ld_dst + r0, ld_dst);
+    for (int64_t c = 0; c < cols8; c += 8)
+      block8x8(src + r0 * ld_src + c, ld_src, dst + c * ld_dst + r0, ld_dst);
     for (int64_t r = r0; r < r0 + 8; ++r)
       for (int64_t c = cols8; c < cols; ++c) dst[c * ld_dst + r] = src[r * ld_src + c];
   }
