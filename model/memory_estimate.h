@@ -3,6 +3,7 @@
 #pragma once
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "model/model_config.h"
@@ -27,6 +28,15 @@ inline double training_activation_bytes_per_token(const ModelConfig& c) {
   const double per_layer = 9.0 * static_cast<double>(c.hidden_size) + 3.0 * kv_width +
                            3.0 * static_cast<double>(c.intermediate_size);
   return 4.0 * (static_cast<double>(c.num_hidden_layers) * per_layer + 2.0 * static_cast<double>(c.vocab_size));
+}
+
+// Padded tokens of one training micro-batch at most: TOKENS when > 0 (an explicit budget), else as many tokens
+// as MEMORY_MB MiB of activations hold by training_activation_bytes_per_token (at least one); 0 = no bound
+// when both are 0. rl.* and sft.* micro_batch_tokens / micro_batch_memory_mb.
+inline int64_t micro_batch_token_budget(int64_t tokens, int64_t memory_mb, const ModelConfig& c) {
+  if (tokens > 0 || memory_mb <= 0) return tokens;
+  const double bytes = static_cast<double>(memory_mb) * 1024.0 * 1024.0;
+  return std::max<int64_t>(1, static_cast<int64_t>(bytes / training_activation_bytes_per_token(c)));
 }
 
 // Physical memory of this machine in bytes (0 when unknown).

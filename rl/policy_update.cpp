@@ -120,12 +120,6 @@ void gather_clip(dist::Communicator& comm, const std::vector<uint8_t>& computed_
 
 }  // namespace
 
-int64_t micro_batch_token_budget(const RlConfig& rl, const model::ModelConfig& model) {
-  if (rl.micro_batch_tokens > 0 || rl.micro_batch_memory_mb <= 0) return rl.micro_batch_tokens;
-  const double bytes = static_cast<double>(rl.micro_batch_memory_mb) * 1024.0 * 1024.0;
-  return std::max<int64_t>(1, static_cast<int64_t>(bytes / model::training_activation_bytes_per_token(model)));
-}
-
 UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimizer, const RolloutBatch& batch,
                               const AdvantageResult& adv, const RlConfig& rl, const UpdateOptions& options,
                               const model::Transformer* reference, dist::Communicator& comm) {
@@ -161,8 +155,10 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
         lengths.push_back(static_cast<int64_t>(s.prompt_tokens.size() + s.tokens.size()));
       }
       // With several ranks, the micro-batches one process would run are dealt out in contiguous blocks.
+      const int64_t budget =
+          model::micro_batch_token_budget(rl.micro_batch_tokens, rl.micro_batch_memory_mb, policy.config());
       const auto micro = plan_micro_batches(
-          lengths, {micro_batch_token_budget(rl, policy.config()), rl.group_by_length,
+          lengths, {budget, rl.group_by_length,
                     micro_batch_overhead_tokens(policy.device()), rl.share_prompts ? kPackedSlotWidth : 0});
       const dist::Share share = dist::share_of(static_cast<int64_t>(micro.size()), comm.rank(), comm.size());
       std::vector<PolicyLossMetrics> micro_metrics;

@@ -1,5 +1,5 @@
 // The update phase of one RL step: ppo_epochs passes over mini-batches of prompts, each split into
-// micro-batches of at most micro_batch_token_budget padded tokens whose gradients accumulate, then one
+// micro-batches of at most model::micro_batch_token_budget padded tokens whose gradients accumulate, then one
 // clipped AdamW step per mini-batch.
 #pragma once
 #include <cstdint>
@@ -28,11 +28,6 @@ struct UpdateStats {
   int64_t tokens = 0;      // response tokens that entered the loss, summed over epochs
   std::vector<ClipStatus> clip;  // per item of the batch, from the last epoch
 };
-
-// Padded tokens of one micro-batch at most: rl.micro_batch_tokens when set, else as many tokens as
-// rl.micro_batch_memory_mb of activations holds by model::training_activation_bytes_per_token (at least
-// one; 0 = no bound when both are 0). A bound the mini-batch never reaches changes nothing.
-int64_t micro_batch_token_budget(const RlConfig& rl, const model::ModelConfig& model);
 
 // With several ranks (COMM; every rank holds the whole batch and its advantages), each rank back-propagates
 // a contiguous block of the micro-batches one process would run; the loss normalisers span the whole

@@ -93,6 +93,7 @@ struct SftSection {
   double weight_decay = 0.0;
   double beta2 = 0.99;            // AdamW β2 of the warm start
   int64_t micro_batch_tokens = 0; // padded tokens per forward/backward; 0 = no bound
+  int64_t micro_batch_memory_mb = 512;  // with micro_batch_tokens 0: the activation memory it bounds; 0 = none
   bool group_by_length = true;    // micro-batches of similar lengths, cut where padding costs more
   int64_t eval_every = 0;  // 0 = only at the end
 };

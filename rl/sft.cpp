@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "data/prompt_tokens.h"
+#include "model/memory_estimate.h"
 #include "rl/non_finite.h"
 #include "rl/run_config_schema.h"
 
@@ -45,6 +46,9 @@ std::vector<RunKey> schema::sft_keys() {
       field("sft", "micro_batch_tokens", &RunConfig::sft, &SftSection::micro_batch_tokens, i64(0),
             "padded tokens of one SFT forward/backward; the batch is split into micro-batches that fit and their "
             "gradients add up to the same update; 0 = no bound"),
+      field("sft", "micro_batch_memory_mb", &RunConfig::sft, &SftSection::micro_batch_memory_mb, i64(0),
+            "with micro_batch_tokens 0: micro-batches hold at most this many MiB of activations, by an estimate "
+            "of the model's bytes per token (model/memory_estimate.h); small models never reach it; 0 = no bound"),
       field("sft", "group_by_length", &RunConfig::sft, &SftSection::group_by_length, config::boolean(),
             "sort the batch's sequences by length and cut it into micro-batches padded only to their own longest, "
             "wherever the padding saved outweighs one more forward/backward; false = micro-batches in problem "
@@ -95,7 +99,8 @@ void continue_sft(model::Transformer& model, const data::Tokenizer& tokenizer, c
       tokens += lengths.back() - first;
     }
     const auto micro = plan_micro_batches(
-        lengths, {o.micro_batch_tokens, o.group_by_length, micro_batch_overhead_tokens(model.device())});
+        lengths, {model::micro_batch_token_budget(o.micro_batch_tokens, o.micro_batch_memory_mb, model.config()),
+                  o.group_by_length, micro_batch_overhead_tokens(model.device())});
     double loss_value = 0.0;
     for (const std::vector<size_t>& rows : micro) {
       std::vector<std::vector<int32_t>> part;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "model/memory_estimate.h"
-#include "rl/policy_update.h"
+#include "rl/rl_config.h"
 #include "rl/sequence_batch.h"
 
 using namespace gtpo::rl;
@@ -127,15 +127,12 @@ TEST_CASE("micro-batches: the default budget follows the model's activation memo
   large.vocab_size = 20;
   // Per layer 9 * 256 + 3 * 128 + 3 * 704 = 4800 floats; 12 layers and two vocabulary rows: 230,560 bytes.
   CHECK(gtpo::model::training_activation_bytes_per_token(large) == 230560.0);
-  RlConfig rl;  // micro_batch_tokens 0, micro_batch_memory_mb 512
-  CHECK(micro_batch_token_budget(rl, large) == 2328);  // 512 MiB / 230,560 B
-  rl.micro_batch_memory_mb = 1;
-  CHECK(micro_batch_token_budget(rl, large) == 4);
-  rl.micro_batch_tokens = 1000;
-  CHECK(micro_batch_token_budget(rl, large) == 1000);  // explicit tokens win
-  rl.micro_batch_tokens = 0;
-  rl.micro_batch_memory_mb = 0;
-  CHECK(micro_batch_token_budget(rl, large) == 0);  // no bound at all
+  using gtpo::model::micro_batch_token_budget;
+  const RlConfig rl;  // the defaults: micro_batch_tokens 0, micro_batch_memory_mb 512 (sft's too)
+  CHECK(micro_batch_token_budget(rl.micro_batch_tokens, rl.micro_batch_memory_mb, large) == 2328);  // 512 MiB
+  CHECK(micro_batch_token_budget(0, 1, large) == 4);
+  CHECK(micro_batch_token_budget(1000, 512, large) == 1000);  // explicit tokens win
+  CHECK(micro_batch_token_budget(0, 0, large) == 0);          // no bound at all
 
   gtpo::model::ModelConfig quick = large;  // the quick start's: its 128 x ~32-token batches are far below
   quick.hidden_size = 64;
@@ -143,11 +140,11 @@ TEST_CASE("micro-batches: the default budget follows the model's activation memo
   quick.num_attention_heads = 4;
   quick.num_key_value_heads = 2;
   quick.intermediate_size = 192;
-  CHECK(micro_batch_token_budget(RlConfig{}, quick) == 52924);
+  CHECK(micro_batch_token_budget(0, 512, quick) == 52924);
 
   gtpo::model::ModelConfig huge = large;  // a budget below one sequence still lets one sequence through
   huge.vocab_size = 100000000;
-  CHECK(micro_batch_token_budget(RlConfig{}, huge) == 1);
-  const Plan plan = plan_micro_batches({50, 60}, {micro_batch_token_budget(RlConfig{}, huge), false});
+  CHECK(micro_batch_token_budget(0, 512, huge) == 1);
+  const Plan plan = plan_micro_batches({50, 60}, {micro_batch_token_budget(0, 512, huge), false});
   CHECK(plan.size() == 2);
 }
