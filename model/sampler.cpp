@@ -184,20 +184,23 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
     return s;
   };
   Clock::time_point mark = t1;
-  // One host buffer for every step's logits: a fresh [R, V] vector per step was a new mapping of pages to
-  // fault in each time (tens of MB at a 50k vocabulary). The device's own kind (page-locked on a GPU).
-  Backend& logits_backend = backend_for(device);
+  // The CPU reads its logits in place. A device copies them into one host buffer for every step, of its own
+  // kind (page-locked on a GPU): a fresh [R, V] vector per step was a new mapping of pages to fault in each
+  // time (tens of MB at a 50k vocabulary).
+  Backend& backend = backend_for(device);
+  const bool logits_on_host = device == Device::cpu;
   const size_t logits_bytes = static_cast<size_t>(R * V) * sizeof(float);
-  const std::unique_ptr<float, std::function<void(float*)>> host_logits(
-      static_cast<float*>(logits_backend.allocate_host(logits_bytes)),
-      [&logits_backend](float* p) { logits_backend.free_host(p); });
+  const std::unique_ptr<float, std::function<void(float*)>> logits_buffer(
+      logits_on_host ? nullptr : static_cast<float*>(backend.allocate_host(logits_bytes)),
+      [&backend](float* p) { backend.free_host(p); });
   for (int64_t step = 0; step < o.max_new_tokens; ++step) {
-    backend_for(device).synchronize();
+    backend.synchronize();
     if (step > 0) forward_s += since(mark);
     mark = Clock::now();
     // Logits come to the host once per step (the only device read of the loop besides the log-probs);
     // rows are independent, so they are chosen in parallel with the same result as one by one.
-    logits.backend().copy_to_host(host_logits.get(), logits.data(), logits_bytes);
+    if (!logits_on_host) backend.copy_to_host(logits_buffer.get(), logits.data(), logits_bytes);
+    const float* host_logits = logits_on_host ? logits.data() : logits_buffer.get();
     logits_s += since(mark);
     parallel_for(R, grain_for(8 * V), [&](int64_t r0, int64_t r1) {
       std::vector<std::pair<double, int32_t>> scratch;
@@ -207,7 +210,7 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
                                          static_cast<uint64_t>(step));
         chosen[static_cast<size_t>(r)] = done[static_cast<size_t>(r)]
                                              ? o.pad_id
-                                             : choose_token(host_logits.get() + r * V, V, o.temperature, o.top_k,
+                                             : choose_token(host_logits + r * V, V, o.temperature, o.top_k,
                                                             o.top_p, u, scratch);
       }
     });

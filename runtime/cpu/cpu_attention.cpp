@@ -35,17 +35,17 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // ---- small dense helpers ------------------------------------------------------------------------
 
-// c[m, n] += a[m, k] * b[k, n], row-major with leading dims. Every element adds its k products to its
-// current value in index order, in every code path (tile or tail), so the result is independent of how the
-// matrix is cut. Vectorised across columns, never across the k sum: no reassociation, no -ffast-math.
-// With TransA, a is stored transposed, [k, m]: a(i, p) = a[p * lda + i]. Only which address holds a(i, p)
-// changes, never an operation or its order, so both layouts give the same bits (the backward's P^T and dS^T
-// are read in place this way instead of being copied transposed).
+// Element (i, p) of a, stored [m, k] row-major, or with TransA transposed, [k, m]. Only which address holds
+// a(i, p) changes, never an operation or its order, so both layouts give the same bits (the backward's P^T
+// and dS^T are read in place this way instead of being copied transposed).
 template <bool TransA>
 inline float a_at(const float* a, int64_t lda, int64_t i, int64_t p) {
   return TransA ? a[p * lda + i] : a[i * lda + p];
 }
 
+// c[m, n] += op(a)[m, k] * b[k, n], row-major with leading dims. Every element adds its k products to its
+// current value in index order, in every code path (tile or tail), so the result is independent of how the
+// matrix is cut. Vectorised across columns, never across the k sum: no reassociation, no -ffast-math.
 template <bool TransA>
 void rows_acc(int64_t ib, int64_t ie, int64_t jb, int64_t je, int64_t k, const float* a, int64_t lda,
               const float* b, int64_t ldb, float* c, int64_t ldc) {

@@ -66,24 +66,11 @@ constexpr int64_t kStripCopyStride = 1024;
 constexpr int64_t kDepthBlock = 256;
 
 // The panel of a B stored [n, k] (transposed) as the kernel reads it: columns [j0, j0 + cols) of op(B) as a
-// contiguous [k, kPanel] block, packed[p * kPanel + j] = B[j0 + j, p].
-// With AVX, 8 x 8 blocks are transposed in registers: the element-by-element copy, strided stores one float
-// at a time, was 8% of a hidden-256 RL step (each decode step packs every weight it multiplies).
+// contiguous [k, kPanel] block, packed[p * kPanel + j] = B[j0 + j, p]: rows j0.. of B transposed, by 8 x 8
+// register blocks (the element-by-element copy, strided stores one float at a time, was 8% of a hidden-256
+// RL step; each decode step packs every weight it multiplies).
 void pack_panel(const float* b, int64_t ldb, int64_t k, int64_t j0, int64_t cols, float* packed) {
-  int64_t jb = 0;
-#if defined(__AVX__)
-  const int64_t k8 = k / 8 * 8;
-  for (; jb + 8 <= cols; jb += 8) {
-    const float* rows = b + (j0 + jb) * ldb;
-    for (int64_t p = 0; p < k8; p += 8) cpu_transpose::block8x8(rows + p, ldb, packed + p * kPanel + jb, kPanel);
-    for (int64_t j = jb; j < jb + 8; ++j)
-      for (int64_t p = k8; p < k; ++p) packed[p * kPanel + j] = b[(j0 + j) * ldb + p];
-  }
-#endif
-  for (int64_t j = jb; j < cols; ++j) {
-    const float* row = b + (j0 + j) * ldb;
-    for (int64_t p = 0; p < k; ++p) packed[p * kPanel + j] = row[p];
-  }
+  cpu_transpose::copy(b + j0 * ldb, ldb, cols, k, packed, kPanel);
 }
 
 // The calling thread's contiguous copy [rows, kPanel] of a B depth block read in place, rows ldb apart from
