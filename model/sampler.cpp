@@ -258,6 +258,7 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
     logits = out.view({R, V});
   }
   backend_for(device).synchronize();
+  model.release_decode_weights();
   auto t2 = Clock::now();
   if (stats) {
     stats->prefill_tokens += B * prompt_len;

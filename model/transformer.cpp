@@ -164,16 +164,21 @@ Tensor Transformer::block(const Layer& l, size_t index, const Tensor& x, const T
     Tensor mlp = ops::gelu(ops::add(ops::matmul(h2, l.c_fc_w), l.c_fc_b));
     return ops::add(x1, ops::add(ops::matmul(mlp, l.mlp_proj_w), l.mlp_proj_b));
   }
+  // Decoding multiplies each weight by a few rows per step: it reads [in, out] copies where the backend would
+  // pack the [out, in] weight on every call (decode_weights.h); the same bits either way.
+  auto linear = [&](const Tensor& in, const Tensor& w, const Tensor& b) {
+    return cache ? decode_weights_.linear(in, w, b) : ops::linear(in, w, b);
+  };
   Tensor h = ops::rms_norm(x, l.input_norm_w, c.norm_eps);
   const RopeFrequencies freq = c.rope_frequencies();
-  Tensor q = ops::rope(ops::reshape(ops::linear(h, l.q_w, l.q_b), {B, T, Hq, D}), positions, freq);
-  Tensor k = ops::rope(ops::reshape(ops::linear(h, l.k_w, l.k_b), {B, T, Hkv, D}), positions, freq);
-  Tensor v = ops::reshape(ops::linear(h, l.v_w, l.v_b), {B, T, Hkv, D});
+  Tensor q = ops::rope(ops::reshape(linear(h, l.q_w, l.q_b), {B, T, Hq, D}), positions, freq);
+  Tensor k = ops::rope(ops::reshape(linear(h, l.k_w, l.k_b), {B, T, Hkv, D}), positions, freq);
+  Tensor v = ops::reshape(linear(h, l.v_w, l.v_b), {B, T, Hkv, D});
   Tensor att = ops::reshape(attention(q, k, v, key_mask, cache, index, packed), {B, T, Hq * D});
-  Tensor x1 = ops::add(x, ops::linear(att, l.o_w, l.o_b));
+  Tensor x1 = ops::add(x, linear(att, l.o_w, l.o_b));
   Tensor h2 = ops::rms_norm(x1, l.post_norm_w, c.norm_eps);
-  Tensor gated = ops::swiglu(ops::linear(h2, l.gate_w, l.gate_b), ops::linear(h2, l.up_w, l.up_b));
-  return ops::add(x1, ops::linear(gated, l.down_w, l.down_b));
+  Tensor gated = ops::swiglu(linear(h2, l.gate_w, l.gate_b), linear(h2, l.up_w, l.up_b));
+  return ops::add(x1, linear(gated, l.down_w, l.down_b));
 }
 
 Tensor Transformer::logits_from_hidden(const Tensor& hidden) const {

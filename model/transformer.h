@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "model/decode_weights.h"
 #include "model/kv_cache.h"
 #include "model/model_config.h"
 #include "model/packed_layout.h"
@@ -54,6 +55,9 @@ class Transformer {
   // Returns logits [B, Tn, V], or [B, 1, V] for the last new position only when last_only.
   Tensor forward_cached(const Tensor& tokens, const Tensor& positions, const Tensor& key_mask, KvCache& cache,
                         bool last_only) const;
+  // forward_cached keeps its weights laid out for decoding (decode_weights.h) until the weights change or
+  // this is called: a decode loop calls it when it ends, so that training never holds the copies.
+  void release_decode_weights() const { decode_weights_.clear(); }
 
  private:
   struct Layer {
@@ -79,6 +83,8 @@ class Transformer {
   optim::ParameterStore params_;
   Tensor embed_w_, pos_w_, final_norm_w_, final_norm_b_, lm_head_w_;
   std::vector<Layer> layers_;
+  // forward_cached's [in, out] copies of the Linear weights where the backend would repack them per call.
+  mutable DecodeWeights decode_weights_;
   std::vector<int32_t> eos_token_ids_;
   int32_t bos_token_id_ = -1;
 };

@@ -139,6 +139,14 @@ class Backend {
 
   // ---- dense algebra -------------------------------------------------------------------------
   virtual void gemm(const GemmArgs& args) = 0;
+  // The width of the column panels into which gemm packs a transposed B (stored [n, k]) anew on every call
+  // at this size, as the CPU's register kernel does; 0 where it reads B as it is (cuBLAS, Eigen's tiles).
+  // A weight multiplied by a few rows many times (decoding) is then packed once: ops::prepare_weight.
+  virtual int64_t gemm_b_panel_width(int64_t k, int64_t n) const {
+    (void)k;
+    (void)n;
+    return 0;
+  }
 
   // ---- elementwise ---------------------------------------------------------------------------
   virtual void unary(UnaryOp op, const float* x, float* y, int64_t n, float scalar) = 0;

@@ -27,6 +27,7 @@ class CpuBackend final : public Backend {
   void reset_allocator_peak() { allocator_.reset_peak(); }
 
   void gemm(const GemmArgs& args) override;
+  int64_t gemm_b_panel_width(int64_t k, int64_t n) const override;
 
   void unary(UnaryOp op, const float* x, float* y, int64_t n, float scalar) override;
   void unary_backward(UnaryOp op, const float* x, const float* y, const float* gy, float* gx, int64_t n,

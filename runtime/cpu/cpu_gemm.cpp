@@ -202,6 +202,18 @@ bool gemm_goes_to_eigen(const GemmArgs& g) {
          std::min(g.k, g.n) >= kEigenMinDepthWidth;
 }
 
+// The register kernel packs a transposed B per thread and call into kPanel-wide panels (pack_panel), and
+// reads B stored [k, n] in place: a B laid out as its panels, [panels, k, kPanel], is read as it would be
+// packed. Eigen's tiles pack both operands whatever their layout, so nothing is gained there.
+int64_t CpuBackend::gemm_b_panel_width(int64_t k, int64_t n) const {
+  GemmArgs g;
+  g.trans_b = true;
+  g.m = 1;
+  g.k = k;
+  g.n = n;
+  return gemm_goes_to_eigen(g) ? 0 : kPanel;
+}
+
 void CpuBackend::gemm(const GemmArgs& g) {
   if (g.m == 0 || g.n == 0 || g.batch == 0) return;
   if (gemm_goes_to_eigen(g)) {

@@ -1,6 +1,7 @@
 #include "runtime/ops/matmul.h"
 
 #include "runtime/ops/elementwise.h"
+#include "runtime/ops/layout.h"
 #include "runtime/ops/op_utils.h"
 #include "runtime/ops/reshape.h"
 
@@ -165,6 +166,66 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   if (x.rank() == 1) y = reshape(y, Shape{weight.size(0)});
   if (bias.defined()) y = add(y, bias);
   return y;
+}
+
+PreparedWeight prepare_weight(const Tensor& weight) {
+  detail::check_f32("prepare_weight", weight, "weight");
+  GTPO_CHECK(weight.rank() == 2, "prepare_weight: weight must be [out, in], got ", weight.describe());
+  PreparedWeight p;
+  p.out = weight.size(0);
+  p.in = weight.size(1);
+  p.width = weight.backend().gemm_b_panel_width(p.in, p.out);
+  const Tensor w = weight.detach();
+  if (p.width == 0 || p.out == 0 || p.in == 0) {
+    p.width = 0;
+    p.data = w;
+    return p;
+  }
+  const int64_t panels = (p.out + p.width - 1) / p.width;
+  const Tensor padded =
+      panels * p.width == p.out ? w : concat({w, Tensor::zeros(Shape{panels * p.width - p.out, p.in}, w.device())}, 0);
+  p.data = permute(reshape(padded, Shape{panels, p.width, p.in}), {0, 2, 1});  // [panels, in, width]
+  return p;
+}
+
+Tensor linear(const Tensor& x, const PreparedWeight& w, const Tensor& bias) {
+  if (w.width == 0) return linear(x, w.data, bias);
+  detail::check_f32("linear", x, "x");
+  detail::check_same_device("linear", x, w.data);
+  GTPO_CHECK(x.rank() >= 1 && x.size(-1) == w.in, "linear: input ", x.describe(),
+             " does not end in the prepared weight's in-features ", w.in);
+  GTPO_CHECK(!should_record({&x}), "linear: a prepared weight records no gradient; call it under NoGradGuard");
+  std::vector<int64_t> dims(x.shape().dims().begin(), x.shape().dims().end());
+  dims.back() = w.out;
+  Tensor y = Tensor::empty(Shape(dims), x.device());
+  // One batched product over the whole panels, the panel as the batch entry (A shared, C's columns
+  // [e * width, (e + 1) * width) for entry e), then the last, partial panel on its own.
+  GemmArgs g;
+  g.m = x.numel() / w.in;
+  g.k = w.in;
+  g.a = x.data();
+  g.lda = w.in;
+  g.stride_a = 0;
+  g.b = w.data.data();
+  g.ldb = w.width;
+  g.stride_b = w.in * w.width;
+  g.c = y.data();
+  g.ldc = w.out;
+  g.stride_c = w.width;
+  const int64_t whole = w.out / w.width, rest = w.out % w.width;
+  if (g.m > 0 && whole > 0) {
+    g.n = w.width;
+    g.batch = whole;
+    x.backend().gemm(g);
+  }
+  if (g.m > 0 && rest > 0) {
+    g.n = rest;
+    g.batch = 1;
+    g.b += whole * g.stride_b;
+    g.c += whole * w.width;
+    x.backend().gemm(g);
+  }
+  return bias.defined() ? add(y, bias) : y;
 }
 
 }  // namespace gtpo::ops

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "runtime/cpu/cpu_vec_math.h"
 #include "runtime/ops.h"
 #include "tests/support/backends.h"
 #include "tests/support/gradcheck.h"
@@ -127,6 +128,8 @@ const std::vector<Config> kValueConfigs = {
     {3, 1, 13, 4, 1, 7},      // Tq = 1: one decode step (the decode path)
     {2, 3, 40, 4, 2, 37},     // Tq = 3: decode path with GQA and a head size off the vector width
     {2, 4, 3, 2, 2, 16},      // Tq = 4 > Tk: decode path, the first query sees no key
+    {2, 1, 45, 8, 4, 32},     // decode path: blocks of keys and a tail, heads summed side by side
+    {1, 2, 70, 4, 2, 64},     // decode path, four-vector heads
     {1, 130, 200, 4, 2, 64},  // several blocks of both, Tq < Tk, the usual head size
     {2, 9, 5, 2, 1, 4},       // Tq > Tk: the first four queries see no key
 };
@@ -292,6 +295,109 @@ TEST_CASE("attention_cached: a shared prefix gives the same bits as the prefix c
                     Contains("prefix length 8 exceeds the prefix rows 7"));
   CHECK_THROWS_WITH(ops::attention_cached(q, own_k, own_v, 8, key_mask, ops::SharedPrefix{own_k, own_v, 5, 2}),
                     Contains("shared prefix must be f32 [3, 12, 2, 20]"));
+}
+
+TEST_CASE("attention: the CPU decode path sums in its documented order, bit for bit", "[attention][determinism]") {
+  // The decode kernel (one query per row) scores whole blocks of keys at once and sums several heads' values
+  // side by side; its contract is still each score's own dot product, exps of (score - max), and sums over
+  // the keys in index order. Each score is read back as the lse of a run where only that key is visible
+  // (lse = s + log(1)), then the full run's output and lse must be the scalar sums of those, bit for bit.
+  // Head sizes of 1, 2 and 4 vectors (the blocked paths) and 20 (the general one); blocks, a tail, a shared
+  // prefix, and a hidden key inside a block.
+  Backend& cpu = backend_for(Device::cpu);
+  for (int64_t dim : {16, 32, 64, 20}) {
+    const int64_t batch = 4, group = 2, heads = 8, kv_heads = 4, capacity = 48, kv_len = 45, prefix_len = 5;
+    const int64_t row = kv_heads * dim;
+    INFO("head dim " << dim);
+    const std::vector<float> q = random_tensor(Shape{batch, 1, heads, dim}, 81).to_vector();
+    const std::vector<float> k = random_tensor(Shape{batch, capacity, kv_heads, dim}, 82, -2, 2).to_vector();
+    const std::vector<float> v = random_tensor(Shape{batch, capacity, kv_heads, dim}, 83).to_vector();
+    const std::vector<float> pk = random_tensor(Shape{batch / group, capacity, kv_heads, dim}, 84, -2, 2).to_vector();
+    const std::vector<float> pv = random_tensor(Shape{batch / group, capacity, kv_heads, dim}, 85).to_vector();
+    AttentionArgs args;
+    args.batch = batch;
+    args.q_len = 1;
+    args.kv_len = kv_len;
+    args.q_heads = heads;
+    args.kv_heads = kv_heads;
+    args.head_dim = dim;
+    args.kv_batch_stride = capacity * row;
+    args.scale = 1.0f / std::sqrt(static_cast<float>(dim));
+    args.prefix_k = pk.data();
+    args.prefix_v = pv.data();
+    args.prefix_len = prefix_len;
+    args.prefix_group = group;
+    args.prefix_batch_stride = capacity * row;
+    auto run = [&](const std::vector<int32_t>& mask, std::vector<float>& out, std::vector<float>& lse) {
+      out.assign(static_cast<size_t>(batch * heads * dim), 0.0f);
+      lse.assign(static_cast<size_t>(batch * heads), 0.0f);
+      args.key_mask = mask.data();
+      cpu.attention_forward(args, q.data(), k.data(), v.data(), out.data(), lse.data());
+    };
+    std::vector<int32_t> mask(static_cast<size_t>(batch * kv_len), 1);
+    for (int64_t b = 0; b < batch; ++b) mask[static_cast<size_t>(b * kv_len + 20)] = 0;  // hidden, in block 1
+    std::vector<float> out, lse, score_out, score_lse;
+    // scores[(b * heads + h) * kv_len + j]
+    std::vector<float> scores(static_cast<size_t>(batch * heads * kv_len));
+    for (int64_t j = 0; j < kv_len; ++j) {
+      std::vector<int32_t> only(static_cast<size_t>(batch * kv_len), 0);
+      for (int64_t b = 0; b < batch; ++b) only[static_cast<size_t>(b * kv_len + j)] = 1;
+      run(only, score_out, score_lse);
+      for (int64_t bh = 0; bh < batch * heads; ++bh) scores[static_cast<size_t>(bh * kv_len + j)] = score_lse[bh];
+    }
+    // Each score itself: dot()'s order, lane-wise products summed over the head's whole vectors, the lanes
+    // added as a fixed tree, the remaining elements one by one, times the scale.
+#if defined(__AVX512F__)
+    constexpr int64_t lanes = 16;
+#else
+    constexpr int64_t lanes = 8;
+#endif
+    auto documented_score = [&](const float* qh, const float* kr) {
+      std::vector<float> part(lanes, 0.0f);
+      const int64_t whole = dim / lanes * lanes;
+      for (int64_t e = 0; e < whole; ++e) part[static_cast<size_t>(e % lanes)] += qh[e] * kr[e];
+      for (int64_t width = lanes / 2; width >= 1; width /= 2)
+        for (int64_t l = 0; l < width; ++l) part[static_cast<size_t>(l)] += part[static_cast<size_t>(l + width)];
+      float sum = part[0];
+      for (int64_t e = whole; e < dim; ++e) sum += qh[e] * kr[e];
+      return args.scale * sum;
+    };
+    int64_t score_mismatches = 0;
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t j = 0; j < kv_len; ++j) {
+          const float* kr = (j < prefix_len ? pk.data() + (b / group) * capacity * row : k.data() + b * capacity * row) +
+                            j * row + (h / group) * dim;
+          score_mismatches += scores[static_cast<size_t>((b * heads + h) * kv_len + j)] !=
+                              documented_score(q.data() + (b * heads + h) * dim, kr);
+        }
+    CHECK(score_mismatches == 0);
+    run(mask, out, lse);
+    int64_t mismatches = 0;
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t h = 0; h < heads; ++h) {
+        const float* s = scores.data() + (b * heads + h) * kv_len;
+        const int32_t* m = mask.data() + b * kv_len;
+        float mx = -INFINITY;
+        for (int64_t j = 0; j < kv_len; ++j)
+          if (m[j]) mx = std::max(mx, s[j]);
+        float sum = 0.0f;
+        std::vector<float> acc(static_cast<size_t>(dim), 0.0f);
+        for (int64_t j = 0; j < kv_len; ++j) {
+          if (!m[j]) continue;
+          const float p = cpu_math::exp_bounded(s[j] - mx);
+          sum += p;
+          const float* vr = (j < prefix_len ? pv.data() + (b / group) * capacity * row : v.data() + b * capacity * row) +
+                            j * row + (h / group) * dim;
+          for (int64_t e = 0; e < dim; ++e) acc[static_cast<size_t>(e)] += p * vr[e];
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t e = 0; e < dim; ++e)
+          mismatches += out[static_cast<size_t>((b * heads + h) * dim + e)] != acc[static_cast<size_t>(e)] * inv;
+        mismatches += lse[static_cast<size_t>(b * heads + h)] != mx + std::log(sum);
+      }
+    CHECK(mismatches == 0);
+  }
 }
 
 TEST_CASE("attention: cpu and accelerator backends agree", "[attention][backends]") {

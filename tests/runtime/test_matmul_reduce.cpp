@@ -177,6 +177,39 @@ TEST_CASE("matmul: a row's product has the same bits alone and inside a large ba
   }
 }
 
+TEST_CASE("linear: a prepared weight gives linear's bits", "[ops][matmul][determinism]") {
+  // Weights the register kernel would pack per call (panels made once; whole and partial panels) and one it
+  // hands to Eigen's tiles (width 0: the weight itself); a decode step's few rows and a training batch's many.
+  NoGradGuard no_grad;
+  for (auto [out, in] : {std::pair<int64_t, int64_t>{192, 64}, {100, 48}, {5, 7}, {704, 256}, {600, 512}}) {
+    Tensor w = random_tensor(Shape{out, in}, 21);
+    Tensor bias = random_tensor(Shape{out}, 22);
+    const ops::PreparedWeight prepared = ops::prepare_weight(w);
+    const bool eigen = std::min(out, in) >= 512;
+    INFO("weight [" << out << ", " << in << "], width " << prepared.width);
+    CHECK((prepared.width == 0) == eigen);
+    for (int64_t rows : {int64_t{1}, int64_t{7}, int64_t{128}, int64_t{300}}) {
+      Tensor x = random_tensor(Shape{rows, 1, in}, 23);
+      CHECK(bitwise_equal(ops::linear(x, prepared).to_vector(), ops::linear(x, w).to_vector()));
+      CHECK(bitwise_equal(ops::linear(x, prepared, bias).to_vector(), ops::linear(x, w, bias).to_vector()));
+      CHECK(ops::linear(x, prepared).shape() == Shape{rows, 1, out});
+    }
+  }
+}
+
+TEST_CASE("linear: a prepared weight refuses inputs that would need a gradient, and bad shapes",
+          "[ops][matmul][errors]") {
+  Tensor w = random_tensor(Shape{64, 32}, 24);
+  const ops::PreparedWeight prepared = ops::prepare_weight(w);
+  REQUIRE(prepared.width > 0);  // the CPU's register kernel packs this size
+  Tensor x = random_tensor(Shape{3, 32}, 25, -1, 1, true);
+  CHECK_THROWS_WITH(ops::linear(x, prepared), Contains("records no gradient; call it under NoGradGuard"));
+  NoGradGuard no_grad;
+  CHECK_THROWS_WITH(ops::linear(Tensor::zeros(Shape{3, 31}), prepared),
+                    Contains("linear: input f32[3, 31] on cpu does not end in the prepared weight's in-features 32"));
+  CHECK_THROWS_WITH(ops::prepare_weight(Tensor::zeros(Shape{2, 3, 4})), Contains("weight must be [out, in]"));
+}
+
 TEST_CASE("matmul: gradients for 2-D, batched and shared-weight products", "[ops][matmul][grad]") {
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
