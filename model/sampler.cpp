@@ -171,7 +171,14 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
     s.prompt_tokens = prompts[static_cast<size_t>(r / G)].tokens;
   }
   std::vector<bool> done(static_cast<size_t>(R), false);
-  std::vector<int32_t> chosen(static_cast<size_t>(R)), step_positions(static_cast<size_t>(R));
+  std::vector<int32_t> chosen(static_cast<size_t>(R));
+  // The rows fed at the last forward, in order (row i of logits is row fed[i]); with drop_finished_rows the
+  // finished ones leave it, else it stays every row.
+  const bool drop_finished = o.drop_finished_rows && backend_for(device).supports(Capability::attention_kv_rows);
+  std::vector<int32_t> fed(static_cast<size_t>(R));
+  for (int64_t r = 0; r < R; ++r) fed[static_cast<size_t>(r)] = static_cast<int32_t>(r);
+  std::vector<int64_t> logits_row(static_cast<size_t>(R));  // row r's row of logits (valid while r is fed)
+  for (int64_t r = 0; r < R; ++r) logits_row[static_cast<size_t>(r)] = r;
   const float report_temperature = o.temperature > 0.0f ? o.temperature : 1.0f;
   int64_t generated = 0;
   // The decode time by part (SamplerStats). The wait for a step's forward ends at the next step's top, where
@@ -189,9 +196,9 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
   // time (tens of MB at a 50k vocabulary).
   Backend& backend = backend_for(device);
   const bool logits_on_host = device == Device::cpu;
-  const size_t logits_bytes = static_cast<size_t>(R * V) * sizeof(float);
+  const size_t logits_buffer_bytes = static_cast<size_t>(R * V) * sizeof(float);
   const std::unique_ptr<float, std::function<void(float*)>> logits_buffer(
-      logits_on_host ? nullptr : static_cast<float*>(backend.allocate_host(logits_bytes)),
+      logits_on_host ? nullptr : static_cast<float*>(backend.allocate_host(logits_buffer_bytes)),
       [&backend](float* p) { backend.free_host(p); });
   for (int64_t step = 0; step < o.max_new_tokens; ++step) {
     backend.synchronize();
@@ -199,7 +206,8 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
     mark = Clock::now();
     // Logits come to the host once per step (the only device read of the loop besides the log-probs);
     // rows are independent, so they are chosen in parallel with the same result as one by one.
-    if (!logits_on_host) backend.copy_to_host(logits_buffer.get(), logits.data(), logits_bytes);
+    const int64_t F = static_cast<int64_t>(fed.size());
+    if (!logits_on_host) backend.copy_to_host(logits_buffer.get(), logits.data(), static_cast<size_t>(F * V) * sizeof(float));
     const float* host_logits = logits_on_host ? logits.data() : logits_buffer.get();
     logits_s += since(mark);
     parallel_for(R, grain_for(8 * V), [&](int64_t r0, int64_t r1) {
@@ -208,15 +216,19 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
         const Sample& s = samples[static_cast<size_t>(r)];
         const double u = counter_uniform(o.seed, s.prompt_id, static_cast<uint64_t>(s.sample_index),
                                          static_cast<uint64_t>(step));
-        chosen[static_cast<size_t>(r)] = done[static_cast<size_t>(r)]
-                                             ? o.pad_id
-                                             : choose_token(host_logits + r * V, V, o.temperature, o.top_k,
-                                                            o.top_p, u, scratch);
+        chosen[static_cast<size_t>(r)] =
+            done[static_cast<size_t>(r)]
+                ? o.pad_id
+                : choose_token(host_logits + logits_row[static_cast<size_t>(r)] * V, V, o.temperature, o.top_k,
+                               o.top_p, u, scratch);
       }
     });
     choose_s += since(mark);
     // Log-probs and entropies of the full temperature-scaled distribution, by the training kernel.
-    ops::LogprobEntropy lp_h = ops::token_logprob_entropy(logits, Tensor::from_ints(chosen, {R}, device), report_temperature);
+    std::vector<int32_t> fed_chosen(static_cast<size_t>(F));
+    for (int64_t i = 0; i < F; ++i) fed_chosen[static_cast<size_t>(i)] = chosen[static_cast<size_t>(fed[static_cast<size_t>(i)])];
+    ops::LogprobEntropy lp_h =
+        ops::token_logprob_entropy(logits, Tensor::from_ints(fed_chosen, {F}, device), report_temperature);
     std::vector<float> lp = lp_h.logprob.to_vector(), ent = lp_h.entropy.to_vector();
     logprob_s += since(mark);
     bool all_done = true;
@@ -225,8 +237,8 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
       Sample& s = samples[static_cast<size_t>(r)];
       const int32_t tok = chosen[static_cast<size_t>(r)];
       s.tokens.push_back(tok);
-      s.logprobs.push_back(lp[static_cast<size_t>(r)]);
-      s.entropies.push_back(ent[static_cast<size_t>(r)]);
+      s.logprobs.push_back(lp[static_cast<size_t>(logits_row[static_cast<size_t>(r)])]);
+      s.entropies.push_back(ent[static_cast<size_t>(logits_row[static_cast<size_t>(r)])]);
       ++generated;
       if (tok == o.eos_id ||
           std::find(o.extra_eos_ids.begin(), o.extra_eos_ids.end(), tok) != o.extra_eos_ids.end()) {
@@ -242,20 +254,29 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
       all_done = all_done && done[static_cast<size_t>(r)];
     }
     if (all_done) break;
-    // Feed the chosen tokens; finished rows feed a pad that nothing ever attends to.
-    const int64_t at = cache.length;
-    for (int64_t r = 0; r < R; ++r) {
-      const int64_t b = r / G;
-      step_positions[static_cast<size_t>(r)] = static_cast<int32_t>(at - pad[static_cast<size_t>(b)]);
-      mask[static_cast<size_t>(r * capacity + at)] = done[static_cast<size_t>(r)] ? 0 : 1;
+    // Feed the chosen tokens: the rows still going, or every row with finished ones feeding a pad that
+    // nothing ever attends to.
+    if (drop_finished) {
+      fed.clear();
+      for (int64_t r = 0; r < R; ++r)
+        if (!done[static_cast<size_t>(r)]) fed.push_back(static_cast<int32_t>(r));
     }
-    std::vector<int32_t> step_mask(static_cast<size_t>(R * (at + 1)));
-    for (int64_t r = 0; r < R; ++r)
-      std::copy(mask.begin() + r * capacity, mask.begin() + r * capacity + at + 1, step_mask.begin() + r * (at + 1));
-    Tensor out = model.forward_cached(Tensor::from_ints(chosen, {R, 1}, device),
-                                      Tensor::from_ints(step_positions, {R, 1}, device),
-                                      Tensor::from_ints(step_mask, {R, at + 1}, device), cache, true);
-    logits = out.view({R, V});
+    const int64_t at = cache.length, next = static_cast<int64_t>(fed.size());
+    std::vector<int32_t> step_tokens(static_cast<size_t>(next)), step_positions(static_cast<size_t>(next));
+    std::vector<int32_t> step_mask(static_cast<size_t>(next * (at + 1)));
+    for (int64_t i = 0; i < next; ++i) {
+      const int64_t r = fed[static_cast<size_t>(i)], b = r / G;
+      logits_row[static_cast<size_t>(r)] = i;
+      step_tokens[static_cast<size_t>(i)] = chosen[static_cast<size_t>(r)];
+      step_positions[static_cast<size_t>(i)] = static_cast<int32_t>(at - pad[static_cast<size_t>(b)]);
+      mask[static_cast<size_t>(r * capacity + at)] = done[static_cast<size_t>(r)] ? 0 : 1;
+      std::copy(mask.begin() + r * capacity, mask.begin() + r * capacity + at + 1, step_mask.begin() + i * (at + 1));
+    }
+    const Tensor rows = drop_finished ? Tensor::from_ints(fed, {next}, device) : Tensor();
+    Tensor out = model.forward_cached(Tensor::from_ints(step_tokens, {next, 1}, device),
+                                      Tensor::from_ints(step_positions, {next, 1}, device),
+                                      Tensor::from_ints(step_mask, {next, at + 1}, device), cache, true, rows);
+    logits = out.view({next, V});
   }
   backend_for(device).synchronize();
   model.release_decode_weights();

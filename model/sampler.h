@@ -24,7 +24,11 @@ struct SamplingOptions {
   uint64_t seed = 0;
   int32_t eos_id = -1;       // -1: no end-of-sequence token
   std::vector<int32_t> extra_eos_ids;  // more ids that end a sample as eos_id does (FinishReason::eos)
-  int32_t pad_id = 0;        // fed for left padding and finished rows; never attended to
+  int32_t pad_id = 0;        // fed for left padding (and finished rows, see below); never attended to
+  // Finished rows leave the decode batch where the backend can read a subset of the cache's rows
+  // (Capability::attention_kv_rows): the same samples, bit for bit, without computing rows nobody reads.
+  // false feeds them a pad every step instead (the reference the tests compare with).
+  bool drop_finished_rows = true;
   std::vector<std::string> stop_strings;
   // Turns generated tokens into text, for stop strings; required when stop_strings is not empty.
   std::function<std::string(const std::vector<int32_t>&)> decode;

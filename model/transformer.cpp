@@ -120,7 +120,7 @@ Tensor as_rows(const Tensor& x, const PackedLayout& p) {
 }  // namespace
 
 Tensor Transformer::attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask,
-                              KvCache* cache, size_t index, const PackedLayout* packed) const {
+                              const CacheStep* step, size_t index, const PackedLayout* packed) const {
   if (packed) {
     // Attention over queries no row reads (a shared prompt's later copies, padding) is skipped where the
     // backend can; elsewhere it is computed and left unread, which gives the same rows.
@@ -129,25 +129,34 @@ Tensor Transformer::attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                   Tensor(), 0.0f, skip ? packed->query_range : Tensor()),
                    *packed);
   }
-  if (!cache) return ops::attention(q, k, v, key_mask);
-  // Append the new keys and values at cache->length, then attend over everything cached so far.
+  if (!step) return ops::attention(q, k, v, key_mask);
+  // Append the new keys and values at cache->length (in each batch entry's cache row), then attend over
+  // everything cached so far.
+  KvCache* cache = &step->cache;
   const int64_t B = k.size(0), Tn = k.size(1), row = k.size(2) * k.size(3);
   GTPO_CHECK(cache->length + Tn <= cache->capacity, "kv cache: ", cache->length, " cached + ", Tn,
              " new positions exceed its capacity of ", cache->capacity);
   for (const auto& [dst, src] : {std::pair{&cache->keys[index], &k}, std::pair{&cache->values[index], &v}}) {
-    dst->backend().copy_2d(dst->mutable_data() + cache->length * row, cache->capacity * row, src->data(), Tn * row,
-                           B, Tn * row, sizeof(float));
+    if (!step->rows.defined()) {
+      dst->backend().copy_2d(dst->mutable_data() + cache->length * row, cache->capacity * row, src->data(), Tn * row,
+                             B, Tn * row, sizeof(float));
+      continue;
+    }
+    float* base = dst->mutable_data();
+    for (int64_t b = 0; b < B; ++b)
+      dst->backend().copy_2d(base + (step->rows_host[static_cast<size_t>(b)] * cache->capacity + cache->length) * row,
+                             cache->capacity * row, src->data() + b * Tn * row, Tn * row, 1, Tn * row, sizeof(float));
   }
-  if (cache->prefix_length > 0) {
-    const ops::SharedPrefix prefix{cache->prefix_keys[index], cache->prefix_values[index], cache->prefix_length,
-                                   cache->prefix_group};
-    return ops::attention_cached(q, cache->keys[index], cache->values[index], cache->length + Tn, key_mask, prefix);
-  }
-  return ops::attention_cached(q, cache->keys[index], cache->values[index], cache->length + Tn, key_mask);
+  const ops::SharedPrefix prefix =
+      cache->prefix_length > 0 ? ops::SharedPrefix{cache->prefix_keys[index], cache->prefix_values[index],
+                                                   cache->prefix_length, cache->prefix_group}
+                               : ops::SharedPrefix{};
+  return ops::attention_cached(q, cache->keys[index], cache->values[index], cache->length + Tn, key_mask, prefix,
+                               step->rows);
 }
 
 Tensor Transformer::block(const Layer& l, size_t index, const Tensor& x, const Tensor& positions,
-                          const Tensor& key_mask, KvCache* cache, const PackedLayout* packed) const {
+                          const Tensor& key_mask, const CacheStep* step, const PackedLayout* packed) const {
   const ModelConfig& c = config_;
   const int64_t B = x.size(0), T = x.size(1), C = c.hidden_size, D = c.head_dim();
   const int64_t Hq = c.num_attention_heads, Hkv = c.num_key_value_heads;
@@ -158,7 +167,7 @@ Tensor Transformer::block(const Layer& l, size_t index, const Tensor& x, const T
     Tensor q = ops::reshape(parts[0], {B, T, Hq, D});
     Tensor k = ops::reshape(parts[1], {B, T, Hkv, D});
     Tensor v = ops::reshape(parts[2], {B, T, Hkv, D});
-    Tensor att = ops::reshape(attention(q, k, v, key_mask, cache, index, packed), {B, T, C});
+    Tensor att = ops::reshape(attention(q, k, v, key_mask, step, index, packed), {B, T, C});
     Tensor x1 = ops::add(x, ops::add(ops::matmul(att, l.attn_proj_w), l.attn_proj_b));
     Tensor h2 = ops::layer_norm(x1, l.ln_2_w, l.ln_2_b, c.norm_eps);
     Tensor mlp = ops::gelu(ops::add(ops::matmul(h2, l.c_fc_w), l.c_fc_b));
@@ -167,14 +176,14 @@ Tensor Transformer::block(const Layer& l, size_t index, const Tensor& x, const T
   // Decoding multiplies each weight by a few rows per step: it reads [in, out] copies where the backend would
   // pack the [out, in] weight on every call (decode_weights.h); the same bits either way.
   auto linear = [&](const Tensor& in, const Tensor& w, const Tensor& b) {
-    return cache ? decode_weights_.linear(in, w, b) : ops::linear(in, w, b);
+    return step ? decode_weights_.linear(in, w, b) : ops::linear(in, w, b);
   };
   Tensor h = ops::rms_norm(x, l.input_norm_w, c.norm_eps);
   const RopeFrequencies freq = c.rope_frequencies();
   Tensor q = ops::rope(ops::reshape(linear(h, l.q_w, l.q_b), {B, T, Hq, D}), positions, freq);
   Tensor k = ops::rope(ops::reshape(linear(h, l.k_w, l.k_b), {B, T, Hkv, D}), positions, freq);
   Tensor v = ops::reshape(linear(h, l.v_w, l.v_b), {B, T, Hkv, D});
-  Tensor att = ops::reshape(attention(q, k, v, key_mask, cache, index, packed), {B, T, Hq * D});
+  Tensor att = ops::reshape(attention(q, k, v, key_mask, step, index, packed), {B, T, Hq * D});
   Tensor x1 = ops::add(x, linear(att, l.o_w, l.o_b));
   Tensor h2 = ops::rms_norm(x1, l.post_norm_w, c.norm_eps);
   Tensor gated = ops::swiglu(linear(h2, l.gate_w, l.gate_b), linear(h2, l.up_w, l.up_b));
@@ -234,15 +243,28 @@ Tensor Transformer::forward_packed(const PackedLayout& p) const {
 }
 
 Tensor Transformer::forward_cached(const Tensor& tokens, const Tensor& positions, const Tensor& key_mask,
-                                   KvCache& cache, bool last_only) const {
+                                   KvCache& cache, bool last_only, const Tensor& cache_rows) const {
   check_tokens("forward_cached", tokens, config_);
   const int64_t B = tokens.size(0), Tn = tokens.size(1);
-  GTPO_CHECK(B == cache.batch, "forward_cached: batch ", B, " does not match the cache's ", cache.batch);
+  CacheStep step{cache, cache_rows, {}};
+  if (cache_rows.defined()) {
+    GTPO_CHECK(cache_rows.dtype() == DType::i32 && cache_rows.rank() == 1 && cache_rows.size(0) == B,
+               "forward_cached: cache_rows must be i32 [", B, "] (one per row of tokens), got ", cache_rows.describe());
+    step.rows_host = cache_rows.to_int_vector();
+    std::vector<bool> seen(static_cast<size_t>(cache.batch), false);
+    for (int32_t r : step.rows_host) {
+      GTPO_CHECK(r >= 0 && r < cache.batch && !seen[static_cast<size_t>(r)], "forward_cached: cache row ", r,
+                 " is outside the cache's ", cache.batch, " rows or named twice");
+      seen[static_cast<size_t>(r)] = true;
+    }
+  } else {
+    GTPO_CHECK(B == cache.batch, "forward_cached: batch ", B, " does not match the cache's ", cache.batch);
+  }
   GTPO_CHECK(positions.defined() && positions.shape() == tokens.shape(), "forward_cached: positions must be [",
              B, ", ", Tn, "]");
   Tensor x = ops::embedding(embed_w_, tokens);
   if (config_.is_gpt2()) x = ops::add(x, ops::embedding(pos_w_, positions));
-  for (size_t i = 0; i < layers_.size(); ++i) x = block(layers_[i], i, x, positions, key_mask, &cache, nullptr);
+  for (size_t i = 0; i < layers_.size(); ++i) x = block(layers_[i], i, x, positions, key_mask, &step, nullptr);
   cache.length += Tn;
   if (last_only && Tn > 1) x = ops::slice(x, 1, Tn - 1, Tn);
   return logits_from_hidden(x);

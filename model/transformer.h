@@ -53,8 +53,12 @@ class Transformer {
   // Inference with a KV cache (call under NoGradGuard). tokens i32 [B, Tn] are appended at cache.length;
   // positions i32 [B, Tn]; key_mask i32 [B, cache.length + Tn] covers the cached keys and the new ones.
   // Returns logits [B, Tn, V], or [B, 1, V] for the last new position only when last_only.
+  // cache_rows (optional, i32 [B], distinct; backends with Capability::attention_kv_rows): row b of tokens
+  // is row cache_rows[b] of the cache, so that the rows still decoding run as a smaller batch while the
+  // cache keeps every row (the others' new positions stay unwritten and must stay masked). Each row's
+  // results are the same bits either way.
   Tensor forward_cached(const Tensor& tokens, const Tensor& positions, const Tensor& key_mask, KvCache& cache,
-                        bool last_only) const;
+                        bool last_only, const Tensor& cache_rows = Tensor()) const;
   // forward_cached keeps its weights laid out for decoding (decode_weights.h) until the weights change or
   // this is called: a decode loop calls it when it ends, so that training never holds the copies.
   void release_decode_weights() const { decode_weights_.clear(); }
@@ -68,13 +72,21 @@ class Transformer {
     Tensor input_norm_w, q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, post_norm_w, gate_w, gate_b, up_w, up_b, down_w, down_b;
   };
 
+  // What a forward_cached step appends to: the cache, and the cache rows of its batch entries (all of them,
+  // in order, when rows is undefined).
+  struct CacheStep {
+    KvCache& cache;
+    Tensor rows;                     // i32 [B] or undefined
+    std::vector<int32_t> rows_host;  // the same, on the host
+  };
+
   Tensor add_param(const std::string& name, const Shape& shape);
   Tensor default_positions(int64_t batch, int64_t length, int64_t start) const;
-  // One block; cache is null for training. Returns the new residual stream [B, T, C].
+  // One block; step is null for training. Returns the new residual stream [B, T, C].
   // packed is set for forward_packed (x is then [1, N, C]).
   Tensor block(const Layer& layer, size_t index, const Tensor& x, const Tensor& positions, const Tensor& key_mask,
-               KvCache* cache, const PackedLayout* packed) const;
-  Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask, KvCache* cache,
+               const CacheStep* step, const PackedLayout* packed) const;
+  Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask, const CacheStep* step,
                    size_t index, const PackedLayout* packed) const;
   Tensor logits_from_hidden(const Tensor& hidden) const;
 

@@ -84,6 +84,11 @@ struct AttentionArgs {
   // see no key (zero output, lse -inf, zero gradient) and cost nothing. Only on backends whose
   // supports(Capability::attention_query_range) is true; ops check both.
   const int32_t* query_range = nullptr;
+  // Optional [batch]: batch entry b reads entry kv_rows[b] of k and v (and prefix entry kv_rows[b] /
+  // prefix_group) instead of entry b, so that the rows still decoding are a batch of their own over a cache
+  // that keeps every row. key_mask stays per batch entry. Forward only, and only on backends whose
+  // supports(Capability::attention_kv_rows) is true; ops check both.
+  const int32_t* kv_rows = nullptr;
 };
 
 // How GEMMs (and, on a GPU, attention) compute. fp32 is exact IEEE single precision everywhere; tf32 and
@@ -111,6 +116,7 @@ enum class Capability {
   attention_prefix,  // attention_forward honours AttentionArgs::prefix_* (else callers copy the prefix)
   fused_swiglu,      // swiglu_forward / swiglu_backward exist (else ops::swiglu composes silu and mul)
   attention_query_range,  // attention_forward / _backward honour AttentionArgs::query_range
+  attention_kv_rows,      // attention_forward honours AttentionArgs::kv_rows
 };
 
 class Backend {

@@ -419,8 +419,8 @@ void backward_query_block(const Geometry& g, Tiles& t, const float* q, const flo
 void CpuBackend::attention_forward(const AttentionArgs& args, const float* q, const float* k, const float* v,
                                    float* out, float* lse) {
   // The decode path is right for any q_len; the blocked kernel below is faster for many queries but
-  // reads keys in tiles that cannot straddle a shared prefix.
-  if (args.q_len <= cpu_attention::kDecodeMaxQueries || args.prefix_len > 0) {
+  // reads keys in tiles that cannot straddle a shared prefix, and reads no rows through kv_rows.
+  if (args.q_len <= cpu_attention::kDecodeMaxQueries || args.prefix_len > 0 || args.kv_rows) {
     cpu_attention::decode_forward(args, q, k, v, out, lse);
     if (args.query_range) {  // computed in full (a few queries), then the idle ones cleared
       const Geometry g(args);

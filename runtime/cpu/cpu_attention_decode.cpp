@@ -226,12 +226,14 @@ void decode_forward(const AttentionArgs& a, const float* q, const float* k, cons
     row_max.resize(static_cast<size_t>(heads));
     row_sum.resize(static_cast<size_t>(heads));
     for (int64_t b = tb; b < te; ++b) {
-      const float* kb = k + b * kv_batch;
-      const float* vb = v + b * kv_batch;
+      const int64_t kv_entry = a.kv_rows ? a.kv_rows[b] : b;  // the cache row this batch entry reads
+      const float* kb = k + kv_entry * kv_batch;
+      const float* vb = v + kv_entry * kv_batch;
       // Positions below prefix_len live in the group's shared prefix (read from cache by every row of the
       // group, instead of from DRAM once per row).
-      const float* pk = a.prefix_len > 0 ? a.prefix_k + (b / a.prefix_group) * a.prefix_batch_stride : nullptr;
-      const float* pv = a.prefix_len > 0 ? a.prefix_v + (b / a.prefix_group) * a.prefix_batch_stride : nullptr;
+      const int64_t prefix_entry = kv_entry / a.prefix_group;
+      const float* pk = a.prefix_len > 0 ? a.prefix_k + prefix_entry * a.prefix_batch_stride : nullptr;
+      const float* pv = a.prefix_len > 0 ? a.prefix_v + prefix_entry * a.prefix_batch_stride : nullptr;
       auto key_row = [&](int64_t j) { return (j < a.prefix_len ? pk : kb) + j * kv_row; };
       auto value_row = [&](int64_t j) { return (j < a.prefix_len ? pv : vb) + j * kv_row; };
       const int32_t* mask = a.key_mask ? a.key_mask + b * a.kv_len : nullptr;

@@ -8,9 +8,11 @@ namespace gtpo::ops {
 
 namespace {
 
-// Validates q [B, Tq, Hq, D], k, v [B, Tk, Hkv, D] (Tk = k.size(1), the cache length for attention_cached)
-// and the mask, and fills the shape part of the backend arguments.
-AttentionArgs check_attention(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, float scale) {
+// Validates q [B, Tq, Hq, D], k, v [B, Tk, Hkv, D] (Tk = k.size(1), the cache length for attention_cached;
+// rows_of_k: k's batch may differ, q's entries being rows of it) and fills the shape part of the backend
+// arguments.
+AttentionArgs check_attention(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, float scale,
+                              bool rows_of_k = false) {
   detail::check_f32(op, q, "q");
   detail::check_f32(op, k, "k");
   detail::check_f32(op, v, "v");
@@ -19,7 +21,7 @@ AttentionArgs check_attention(const char* op, const Tensor& q, const Tensor& k, 
   GTPO_CHECK(q.rank() == 4, op, ": q must be [batch, q_len, heads, head_dim], got ", q.describe());
   GTPO_CHECK(k.rank() == 4, op, ": k must be [batch, kv_len, kv_heads, head_dim], got ", k.describe());
   GTPO_CHECK(k.shape() == v.shape(), op, ": k ", k.shape(), " and v ", v.shape(), " must have the same shape");
-  GTPO_CHECK(q.size(0) == k.size(0), op, ": batch differs: q ", q.shape(), " and k ", k.shape());
+  GTPO_CHECK(rows_of_k || q.size(0) == k.size(0), op, ": batch differs: q ", q.shape(), " and k ", k.shape());
   GTPO_CHECK(q.size(3) == k.size(3), op, ": head_dim differs: q ", q.shape(), " and k ", k.shape());
   GTPO_CHECK(q.size(3) > 0, op, ": head_dim must be positive, got q ", q.shape());
   GTPO_CHECK(k.size(2) > 0 && q.size(2) % k.size(2) == 0, op, ": q heads (", q.size(2),
@@ -144,7 +146,29 @@ Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_
 
 Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, int64_t kv_len,
                         const Tensor& key_mask, const SharedPrefix& prefix, float scale) {
-  AttentionArgs a = check_attention("attention_cached", q, k_cache, v_cache, scale);
+  return attention_cached(q, k_cache, v_cache, kv_len, key_mask, prefix, Tensor(), scale);
+}
+
+Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, int64_t kv_len,
+                        const Tensor& key_mask, const SharedPrefix& prefix, const Tensor& cache_rows, float scale) {
+  if (cache_rows.defined()) {
+    GTPO_CHECK(q.backend().supports(Capability::attention_kv_rows), "attention_cached: the ", q.backend().name(),
+               " backend cannot read a subset of the cache's rows; run every row");
+    detail::check_i32("attention_cached", cache_rows, "cache_rows");
+    detail::check_same_device("attention_cached", q, cache_rows);
+  }
+  // With cache_rows, q's batch is some of the cache's entries, checked below instead of being equal.
+  AttentionArgs a = check_attention("attention_cached", q, k_cache, v_cache, scale, cache_rows.defined());
+  std::vector<int32_t> rows;
+  if (cache_rows.defined()) {
+    GTPO_CHECK(cache_rows.rank() == 1 && cache_rows.size(0) == q.size(0), "attention_cached: cache_rows must be i32 [",
+               q.size(0), "] (q's batch), got ", cache_rows.describe());
+    rows = cache_rows.to_int_vector();
+    for (size_t b = 0; b < rows.size(); ++b)
+      GTPO_CHECK(rows[b] >= 0 && rows[b] < k_cache.size(0), "attention_cached: cache_rows[", b, "] = ", rows[b],
+                 " is outside the cache's ", k_cache.size(0), " entries");
+    a.kv_rows = cache_rows.data_i32();
+  }
   const int64_t cache_len = a.kv_len;
   GTPO_CHECK(kv_len >= 0 && kv_len <= cache_len, "attention_cached: kv_len ", kv_len, " is outside the cache ",
              k_cache.shape());
@@ -160,9 +184,10 @@ Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_
     const Tensor& pv = prefix.values;
     GTPO_CHECK(q.backend().supports(Capability::attention_prefix), "attention_cached: the ", q.backend().name(),
                " backend has no shared-prefix attention; copy the prefix into the cache instead");
-    GTPO_CHECK(prefix.group >= 1 && a.batch % prefix.group == 0, "attention_cached: batch ", a.batch,
+    const int64_t cache_batch = k_cache.size(0);  // q's batch unless q holds some rows of the cache
+    GTPO_CHECK(prefix.group >= 1 && cache_batch % prefix.group == 0, "attention_cached: batch ", cache_batch,
                " is not a multiple of the prefix group ", prefix.group);
-    const Shape want{a.batch / prefix.group, pk.defined() ? pk.size(1) : 0, a.kv_heads, a.head_dim};
+    const Shape want{cache_batch / prefix.group, pk.defined() ? pk.size(1) : 0, a.kv_heads, a.head_dim};
     GTPO_CHECK(pk.defined() && pv.defined() && pk.shape() == want && pv.shape() == want && pk.dtype() == DType::f32 &&
                    pv.dtype() == DType::f32 && pk.device() == q.device() && pv.device() == q.device(),
                "attention_cached: shared prefix must be f32 ", want, " on ", device_name(q.device()), ", got ",

@@ -41,4 +41,12 @@ struct SharedPrefix {
 Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, int64_t kv_len,
                         const Tensor& key_mask, const SharedPrefix& prefix, float scale = 0.0f);
 
+// The same where q's batch entries are some rows of the cache: cache_rows i32 [Bq] (defined) names the
+// cache entry (and so the prefix entry, cache row / prefix.group) that q's entry b reads, as the rows still
+// decoding while finished ones wait; key_mask is [Bq, ...], per q entry. Only on backends whose
+// supports(Capability::attention_kv_rows) is true.
+Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, int64_t kv_len,
+                        const Tensor& key_mask, const SharedPrefix& prefix, const Tensor& cache_rows,
+                        float scale = 0.0f);
+
 }  // namespace gtpo::ops

@@ -140,6 +140,61 @@ TEST_CASE("sampler: same seed gives the same samples, whatever the batch and thr
   CHECK(any_different);
 }
 
+TEST_CASE("sampler: finished rows leaving the decode batch change no sample, bit for bit",
+          "[model][sampler][determinism]") {
+  // The rows still decoding run as a smaller batch over the whole cache (cache rows by index, shared prompt
+  // prefixes included); every row's arithmetic is its own, so the samples must equal the run that feeds
+  // finished rows a pad every step.
+  for (Architecture arch : {Architecture::llama, Architecture::gpt2, Architecture::qwen2}) {
+    INFO(architecture_name(arch));
+    Transformer m = make_model(arch, 13);
+    SamplingOptions o;
+    o.group_size = 4;
+    o.max_new_tokens = 10;
+    o.seed = 5;
+    o.temperature = 1.5f;
+    o.eos_id = 2;
+    o.drop_finished_rows = false;
+    const std::vector<Sample> every_row = sample_groups(m, prompts(), o);
+    o.drop_finished_rows = true;
+    const std::vector<Sample> live_rows = sample_groups(m, prompts(), o);
+    REQUIRE(every_row.size() == live_rows.size());
+    size_t shortest = o.max_new_tokens, longest = 0;
+    for (size_t i = 0; i < every_row.size(); ++i) {
+      CHECK(live_rows[i].tokens == every_row[i].tokens);
+      CHECK(live_rows[i].logprobs == every_row[i].logprobs);
+      CHECK(live_rows[i].entropies == every_row[i].entropies);
+      CHECK(live_rows[i].finish == every_row[i].finish);
+      shortest = std::min(shortest, every_row[i].tokens.size());
+      longest = std::max(longest, every_row[i].tokens.size());
+    }
+    CHECK(shortest + 2 < longest);  // rows did finish at different steps, so the batch shrank
+  }
+}
+
+TEST_CASE("forward_cached: bad cache rows are errors", "[model][sampler][errors]") {
+  Transformer m = make_model(Architecture::llama, 3);
+  NoGradGuard guard;
+  KvCache cache = KvCache::allocate(m.config(), 4, 8, Device::cpu);
+  const Tensor tokens = Tensor::from_ints({1, 2}, {2, 1}), positions = Tensor::from_ints({0, 0}, {2, 1});
+  const Tensor mask = Tensor::from_ints({1, 1}, {2, 1});
+  CHECK_THROWS_WITH(m.forward_cached(tokens, positions, mask, cache, true, Tensor::from_ints({1, 4}, {2})),
+                    Catch::Contains("forward_cached: cache row 4 is outside the cache's 4 rows or named twice"));
+  CHECK_THROWS_WITH(m.forward_cached(tokens, positions, mask, cache, true, Tensor::from_ints({3, 3}, {2})),
+                    Catch::Contains("cache row 3 is outside the cache's 4 rows or named twice"));
+  CHECK_THROWS_WITH(m.forward_cached(tokens, positions, mask, cache, true, Tensor::from_ints({0, 1, 2}, {3})),
+                    Catch::Contains("cache_rows must be i32 [2] (one per row of tokens)"));
+  // Rows 3 and 1 of the cache, then the same tokens as a full batch: the same logits for those rows.
+  const Tensor some = m.forward_cached(tokens, positions, mask, cache, true, Tensor::from_ints({3, 1}, {2}));
+  KvCache full = KvCache::allocate(m.config(), 4, 8, Device::cpu);
+  const Tensor all = m.forward_cached(Tensor::from_ints({9, 2, 9, 1}, {4, 1}), Tensor::from_ints({0, 0, 0, 0}, {4, 1}),
+                                      Tensor::from_ints({1, 1, 1, 1}, {4, 1}), full, true);
+  const int64_t V = m.config().vocab_size;
+  const std::vector<float> s = some.to_vector(), a = all.to_vector();
+  CHECK(std::vector<float>(s.begin(), s.begin() + V) == std::vector<float>(a.begin() + 3 * V, a.begin() + 4 * V));
+  CHECK(std::vector<float>(s.begin() + V, s.end()) == std::vector<float>(a.begin() + V, a.begin() + 2 * V));
+}
+
 TEST_CASE("sampler: eos, stop strings and length end samples", "[model][sampler]") {
   Transformer m = make_model(Architecture::gpt2, 11);
   SamplingOptions o;

@@ -400,6 +400,39 @@ TEST_CASE("attention: the CPU decode path sums in its documented order, bit for 
   }
 }
 
+TEST_CASE("attention_cached: cache rows give those rows' full-batch bits, and bad rows are errors", "[attention]") {
+  // 2 prompts x group 3 sharing a prefix; q holds cache rows 4, 0 and 5 (the rows still decoding).
+  const int64_t prompts = 2, group = 3, batch = prompts * group, tmax = 40, heads = 4, kv_heads = 2, dim = 32;
+  const int64_t prefix_len = 6, kv_len = 37;
+  Tensor prefix_k = random_tensor(Shape{prompts, prefix_len, kv_heads, dim}, 91);
+  Tensor prefix_v = random_tensor(Shape{prompts, prefix_len, kv_heads, dim}, 92);
+  Tensor k = random_tensor(Shape{batch, tmax, kv_heads, dim}, 93);
+  Tensor v = random_tensor(Shape{batch, tmax, kv_heads, dim}, 94);
+  Tensor q_all = random_tensor(Shape{batch, 1, heads, dim}, 95);
+  std::vector<int32_t> mask(static_cast<size_t>(batch * kv_len), 1);
+  mask[static_cast<size_t>(4 * kv_len + 20)] = 0;
+  const ops::SharedPrefix shared{prefix_k, prefix_v, prefix_len, group};
+  const std::vector<float> all =
+      ops::attention_cached(q_all, k, v, kv_len, Tensor::from_ints(mask, Shape{batch, kv_len}), shared).to_vector();
+  const std::vector<int32_t> rows = {4, 0, 5};
+  const int64_t per_row = heads * dim;
+  std::vector<float> q_some, want;
+  std::vector<int32_t> mask_some;
+  const std::vector<float> q_values = q_all.to_vector();
+  for (int32_t r : rows) {
+    q_some.insert(q_some.end(), q_values.begin() + r * per_row, q_values.begin() + (r + 1) * per_row);
+    want.insert(want.end(), all.begin() + r * per_row, all.begin() + (r + 1) * per_row);
+    mask_some.insert(mask_some.end(), mask.begin() + r * kv_len, mask.begin() + (r + 1) * kv_len);
+  }
+  const Tensor q = Tensor::from_vector(q_some, Shape{3, 1, heads, dim});
+  const Tensor m = Tensor::from_ints(mask_some, Shape{3, kv_len});
+  CHECK(ops::attention_cached(q, k, v, kv_len, m, shared, Tensor::from_ints(rows, Shape{3})).to_vector() == want);
+  CHECK_THROWS_WITH(ops::attention_cached(q, k, v, kv_len, m, shared, Tensor::from_ints({4, 0, 6}, Shape{3})),
+                    Contains("attention_cached: cache_rows[2] = 6 is outside the cache's 6 entries"));
+  CHECK_THROWS_WITH(ops::attention_cached(q, k, v, kv_len, m, shared, Tensor::from_ints({4, 0}, Shape{2})),
+                    Contains("attention_cached: cache_rows must be i32 [3] (q's batch)"));
+}
+
 TEST_CASE("attention: cpu and accelerator backends agree", "[attention][backends]") {
   const Config c{2, 70, 90, 4, 2, 16};
   Inputs in = make_inputs(c, 61, true, 2.0f);
