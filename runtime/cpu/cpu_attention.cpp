@@ -8,8 +8,9 @@
 //   pass 2, one task per (batch, q head, query block): dQ, summed over keys in index order.
 // Every sum therefore has an order fixed by the problem size alone: bitwise identical for any thread count.
 // Pass 2 recomputes scores that pass 1 also computed (7 instead of 5 tile products); that is the price of a
-// deterministic backward with no atomics and no [T, T] buffer. When every key and every query fits one
-// block (short sequences), pass 1 holds each dS tile pass 2 would recompute and writes dQ itself.
+// deterministic backward with no atomics and no [T, T] buffer, paid only when there are few (batch, kv
+// head) pairs: otherwise one task per pair runs pass 1 over its key blocks in index order and sums dQ as
+// it goes, the same chains as pass 2's, so the same bits (attention_backward, "fused").
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -162,10 +163,9 @@ struct Geometry {
 
 // Per-task scratch, sized once per chunk and reused across its tasks.
 struct Tiles {
-  std::vector<float> qs, dout, acc, dv, dq, kt, vt, s, dp, m, l, lse, di;
+  std::vector<float> qs, dout, acc, dv, kt, vt, s, dp, m, l, lse, di;
   explicit Tiles(int64_t dim)
       : qs(kBlockQ * dim), dout(kBlockQ * dim), acc(std::max(kBlockQ, kBlockK) * dim), dv(kBlockK * dim),
-        dq(kBlockQ * dim),
         kt(dim * kBlockK), vt(dim * kBlockK),
         s(kBlockQ * kBlockK), dp(kBlockQ * kBlockK), m(kBlockQ),
         l(kBlockQ), lse(kBlockQ), di(kBlockQ) {}
@@ -343,11 +343,13 @@ void forward_block(const Geometry& g, Tiles& t, const float* q, const float* k, 
 // ---- backward -----------------------------------------------------------------------------------
 
 // dK, dV of keys [j0, j0 + nk) of one kv head, summed over its q heads and every query that sees them.
-// With gq (only when all keys and all queries fit one block each) it also writes dQ of the group's q heads
-// from the dS tile it already holds: pass 2 would recompute exactly that tile (same inputs, same
-// arithmetic) and take exactly this product, so the bits are the same and pass 2 is skipped.
+// With dq_sums ([group, q_len, D], the group's q heads) it also adds each dS tile's dQ terms, dS k, there:
+// pass 2 would recompute exactly that tile (same inputs, same arithmetic) and take exactly this product.
+// Called for the key blocks in index order, each dQ element is then pass 2's chain (keys in index order,
+// from zero; a key a query cannot see adds a zero product, which changes no value), so the bits are the
+// same and pass 2 is skipped.
 void backward_key_block(const Geometry& g, Tiles& t, const float* q, const float* k, const float* v,
-                        const float* gout, const float* lse, const float* di, float* gk, float* gv, float* gq,
+                        const float* gout, const float* lse, const float* di, float* gk, float* gv, float* dq_sums,
                         int64_t b, int64_t kv_head, int64_t j0, int64_t nk) {
   const int64_t d = g.dim;
   std::vector<float>& dk = t.acc;  // [nk, D]
@@ -360,10 +362,6 @@ void backward_key_block(const Geometry& g, Tiles& t, const float* q, const float
   const int64_t first_query = std::max<int64_t>(std::max<int64_t>(0, j0 - g.offset), g.q_begin(b));
   const int64_t last_query = g.q_end(b);
   for (int64_t h = kv_head * g.group; h < (kv_head + 1) * g.group; ++h) {
-    if (gq) {  // one tile: this pass writes every dQ row of the group's heads, the idle ones as zeros
-      idle_query_grads(g, gq, b, h, 0, std::min(first_query, last_query));
-      idle_query_grads(g, gq, b, h, std::max(first_query, last_query), g.q_len);
-    }
     for (int64_t i0 = first_query; i0 < last_query; i0 += kBlockQ) {
       const int64_t nq = std::min(kBlockQ, last_query - i0);
       load_query_side(g, t, q, gout, lse, di, b, h, i0, nq);
@@ -373,13 +371,9 @@ void backward_key_block(const Geometry& g, Tiles& t, const float* q, const float
       // P and dS read transposed in place: the scalar copies of both tiles were ~half of this function.
       mm_acc<true>(nk, d, nq, t.s.data(), kBlockK, t.dout.data(), d, dv.data(), d);  // dV += P^T dO
       mm_acc<true>(nk, d, nq, t.dp.data(), kBlockK, t.qs.data(), d, dk.data(), d);   // dK += dS^T (scale q)
-      if (gq) {  // dQ = scale * dS k, as backward_query_block computes it
-        std::fill(t.dq.begin(), t.dq.begin() + nq * d, 0.0f);
-        mm_acc(nq, d, nk, t.dp.data(), kBlockK, k + g.kv_offset(b, j0, kv_head), g.kv_row, t.dq.data(), d);
-        for (int64_t r = 0; r < nq; ++r) {
-          float* dst = gq + g.q_offset(b, i0 + r, h);
-          for (int64_t e = 0; e < d; ++e) dst[e] = g.scale * t.dq[r * d + e];
-        }
+      if (dq_sums) {  // dQ (before the scale) += dS k, as backward_query_block sums it
+        float* rows = dq_sums + ((h - kv_head * g.group) * g.q_len + i0) * d;
+        mm_acc(nq, d, nk, t.dp.data(), kBlockK, k + g.kv_offset(b, j0, kv_head), g.kv_row, rows, d);
       }
     }
   }
@@ -473,20 +467,40 @@ void CpuBackend::attention_backward(const AttentionArgs& args, const float* q, c
 
   const int64_t k_blocks = (g.kv_len + kBlockK - 1) / kBlockK;
   const int64_t q_blocks = (g.q_len + kBlockQ - 1) / kBlockQ;
-  // One block of keys and one of queries (short sequences, as in RL on small tasks): pass 1 writes dQ too.
-  // (offset >= 0: pass 1 then starts at query 0, so it covers every query pass 2 would.)
-  const bool one_tile = k_blocks == 1 && q_blocks == 1 && g.offset >= 0;
+  // Fused: one task per (entry, kv head) walks its key blocks in index order and sums dQ of the group's
+  // heads as it goes (backward_key_block's dq_sums), so that pass 2, which recomputes every score and dS
+  // tile, is skipped (the larger TRL job's backward at 110 positions: 46 -> 34 ms a layer). The bits are
+  // pass 2's, so the choice may follow the thread count: fused when there are tasks enough for every
+  // thread (a few long sequences keep the two passes, whose tasks are per key block).
+  if (g.batch * g.kv_heads >= 2 * static_cast<int64_t>(omp_get_max_threads())) {
+    parallel_for(g.batch * g.kv_heads, 1, [&](int64_t tb, int64_t te) {
+      Tiles& tiles = thread_tiles(d);
+      thread_local std::vector<float> dq_sums;
+      for (int64_t task = tb; task < te; ++task) {
+        const int64_t b = task / g.kv_heads, kv_head = task % g.kv_heads;
+        dq_sums.assign(static_cast<size_t>(g.group * g.q_len * d), 0.0f);
+        for (int64_t j0 = 0; j0 < g.kv_len; j0 += kBlockK)
+          backward_key_block(g, tiles, q, k, v, gout, lse, di.data(), gk, gv, dq_sums.data(), b, kv_head, j0,
+                             std::min(kBlockK, g.kv_len - j0));
+        for (int64_t c = 0; c < g.group; ++c)  // queries that see no key (or attend not at all) sum to zero
+          for (int64_t i = 0; i < g.q_len; ++i) {
+            float* dst = gq + g.q_offset(b, i, kv_head * g.group + c);
+            const float* sums = dq_sums.data() + (c * g.q_len + i) * d;
+            for (int64_t e = 0; e < d; ++e) dst[e] = g.scale * sums[e];
+          }
+      }
+    });
+    return;
+  }
   parallel_for(g.batch * g.kv_heads * k_blocks, 1, [&](int64_t tb, int64_t te) {
     Tiles& tiles = thread_tiles(d);
     for (int64_t task = tb; task < te; ++task) {
       const int64_t bg = task / k_blocks;
       const int64_t j0 = interleaved_block(task % k_blocks, k_blocks) * kBlockK;
-      backward_key_block(g, tiles, q, k, v, gout, lse, di.data(), gk, gv, one_tile ? gq : nullptr,
-                         bg / g.kv_heads, bg % g.kv_heads, j0, std::min(kBlockK, g.kv_len - j0));
+      backward_key_block(g, tiles, q, k, v, gout, lse, di.data(), gk, gv, nullptr, bg / g.kv_heads,
+                         bg % g.kv_heads, j0, std::min(kBlockK, g.kv_len - j0));
     }
   });
-  if (one_tile) return;
-
   parallel_for(g.batch * g.q_heads * q_blocks, 1, [&](int64_t tb, int64_t te) {
     Tiles& tiles = thread_tiles(d);
     for (int64_t task = tb; task < te; ++task) {

@@ -500,6 +500,41 @@ TEST_CASE("attention: bitwise identical forward and backward with 1 and 2 thread
 // Sequences that fit one 64-block take the one-pass backward (pass 1 also writes dQ); longer ones take
 // the two passes. The first `short_len` positions of a longer problem, with dO zero past them, must get
 // exactly the short problem's values and gradients: hidden keys and zero-gradient queries only add zeros.
+TEST_CASE("attention: the fused backward gives the two-pass backward's bits", "[attention][determinism]") {
+  // The CPU backward runs fused (one task per entry and kv head, dQ summed as its key blocks go by) when
+  // there are at least two such tasks per thread, else in two passes; both must give the same bits. Four
+  // (entry, kv head) tasks: fused on 1 thread, two passes on 3. Several key and query blocks, GQA, a
+  // padding mask, fewer and more queries than keys, and query ranges.
+  for (const Config& c : {Config{2, 150, 150, 4, 2, 32}, Config{2, 70, 130, 6, 2, 16}, Config{2, 90, 60, 2, 2, 8}}) {
+    for (bool ranged : {false, true}) {
+      INFO(describe(c) << (ranged ? " with query ranges" : ""));
+      const Tensor mask = padding_mask(c);
+      const Tensor range = Tensor::from_ints({3, static_cast<int32_t>(c.q_len - 5), 0, static_cast<int32_t>(c.q_len)},
+                                             Shape{2, 2});
+      const Tensor gout = random_tensor(Shape{c.batch, c.q_len, c.q_heads, c.dim}, 89);
+      auto run = [&](int threads) {
+        const int previous = omp_get_max_threads();
+        omp_set_num_threads(threads);
+        Inputs in = make_inputs(c, 72, true, 2.0f);
+        Tensor out = ops::attention(in.q, in.k, in.v, mask, 0.0f, ranged ? range : Tensor());
+        out.backward(gout);
+        omp_set_num_threads(previous);
+        return std::vector<std::vector<float>>{in.q.grad().to_vector(), in.k.grad().to_vector(),
+                                               in.v.grad().to_vector()};
+      };
+      const auto fused = run(1), two_pass = run(3);
+      for (size_t i = 0; i < fused.size(); ++i) {
+        INFO("gradient " << i << " (dq, dk, dv)");
+        REQUIRE(fused[i].size() == two_pass[i].size());
+        CHECK(std::memcmp(fused[i].data(), two_pass[i].data(), fused[i].size() * sizeof(float)) == 0);
+      }
+      float largest = 0.0f;
+      for (float g : fused[0]) largest = std::max(largest, std::fabs(g));
+      CHECK(largest > 1e-3f);
+    }
+  }
+}
+
 TEST_CASE("attention: the one-block backward gives the two-pass backward's bits", "[attention][determinism]") {
   const int64_t batch = 2, q_heads = 4, kv_heads = 2, dim = 16, short_len = 48, long_len = 100;
   auto prefix_rows = [&](const std::vector<float>& full, int64_t heads) {  // positions [0, short_len)
