@@ -207,7 +207,8 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
     // Logits come to the host once per step (the only device read of the loop besides the log-probs);
     // rows are independent, so they are chosen in parallel with the same result as one by one.
     const int64_t F = static_cast<int64_t>(fed.size());
-    if (!logits_on_host) backend.copy_to_host(logits_buffer.get(), logits.data(), static_cast<size_t>(F * V) * sizeof(float));
+    if (!logits_on_host)
+      backend.copy_to_host(logits_buffer.get(), logits.data(), static_cast<size_t>(F * V) * sizeof(float));
     const float* host_logits = logits_on_host ? logits.data() : logits_buffer.get();
     logits_s += since(mark);
     parallel_for(R, grain_for(8 * V), [&](int64_t r0, int64_t r1) {
@@ -226,7 +227,8 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
     choose_s += since(mark);
     // Log-probs and entropies of the full temperature-scaled distribution, by the training kernel.
     std::vector<int32_t> fed_chosen(static_cast<size_t>(F));
-    for (int64_t i = 0; i < F; ++i) fed_chosen[static_cast<size_t>(i)] = chosen[static_cast<size_t>(fed[static_cast<size_t>(i)])];
+    for (int64_t i = 0; i < F; ++i)
+      fed_chosen[static_cast<size_t>(i)] = chosen[static_cast<size_t>(fed[static_cast<size_t>(i)])];
     ops::LogprobEntropy lp_h =
         ops::token_logprob_entropy(logits, Tensor::from_ints(fed_chosen, {F}, device), report_temperature);
     std::vector<float> lp = lp_h.logprob.to_vector(), ent = lp_h.entropy.to_vector();

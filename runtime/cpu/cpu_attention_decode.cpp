@@ -89,11 +89,13 @@ inline Lanes lane_sums(const Lanes* v) {
             __builtin_shufflevector(v[2 * p], v[2 * p + 1], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30,
                                     31);
   for (int p = 0; p < 4; ++p)  // s4[p], quarter q = s4 of v[4p + q]
-    s4[p] = __builtin_shufflevector(s8[2 * p], s8[2 * p + 1], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27) +
+    s4[p] = __builtin_shufflevector(s8[2 * p], s8[2 * p + 1], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26,
+                                    27) +
             __builtin_shufflevector(s8[2 * p], s8[2 * p + 1], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30,
                                     31);
   for (int p = 0; p < 2; ++p)  // s2[p], quarter q = [s2a, s2b of v[8p + q], s2a, s2b of v[8p + 4 + q]]
-    s2[p] = __builtin_shufflevector(s4[2 * p], s4[2 * p + 1], 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29) +
+    s2[p] = __builtin_shufflevector(s4[2 * p], s4[2 * p + 1], 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28,
+                                    29) +
             __builtin_shufflevector(s4[2 * p], s4[2 * p + 1], 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30,
                                     31);
   // sums of v[q + 4e] at lane 4q + e, then put in order

@@ -64,8 +64,8 @@ class CpuBackend final : public Backend {
             const RopeFrequencies& freq, bool inverse) override;
 
   bool supports(Capability c) const override {
-    return c == Capability::attention_prefix || c == Capability::fused_swiglu || c == Capability::attention_query_range ||
-           c == Capability::attention_kv_rows;
+    return c == Capability::attention_prefix || c == Capability::fused_swiglu ||
+           c == Capability::attention_query_range || c == Capability::attention_kv_rows;
   }
   void attention_forward(const AttentionArgs& args, const float* q, const float* k, const float* v, float* out,
                          float* lse) override;

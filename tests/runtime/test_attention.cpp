@@ -366,8 +366,8 @@ TEST_CASE("attention: the CPU decode path sums in its documented order, bit for 
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t h = 0; h < heads; ++h)
         for (int64_t j = 0; j < kv_len; ++j) {
-          const float* kr = (j < prefix_len ? pk.data() + (b / group) * capacity * row : k.data() + b * capacity * row) +
-                            j * row + (h / group) * dim;
+          const float* base = j < prefix_len ? pk.data() + (b / group) * capacity * row : k.data() + b * capacity * row;
+          const float* kr = base + j * row + (h / group) * dim;
           score_mismatches += scores[static_cast<size_t>((b * heads + h) * kv_len + j)] !=
                               documented_score(q.data() + (b * heads + h) * dim, kr);
         }
@@ -387,8 +387,8 @@ TEST_CASE("attention: the CPU decode path sums in its documented order, bit for 
           if (!m[j]) continue;
           const float p = cpu_math::exp_bounded(s[j] - mx);
           sum += p;
-          const float* vr = (j < prefix_len ? pv.data() + (b / group) * capacity * row : v.data() + b * capacity * row) +
-                            j * row + (h / group) * dim;
+          const float* base = j < prefix_len ? pv.data() + (b / group) * capacity * row : v.data() + b * capacity * row;
+          const float* vr = base + j * row + (h / group) * dim;
           for (int64_t e = 0; e < dim; ++e) acc[static_cast<size_t>(e)] += p * vr[e];
         }
         const float inv = 1.0f / sum;
