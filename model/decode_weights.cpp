@@ -14,11 +14,4 @@ Tensor DecodeWeights::linear(const Tensor& x, const Tensor& weight, const Tensor
   return ops::linear(x, p.prepared, bias);
 }
 
-int64_t DecodeWeights::numel() const {
-  int64_t n = 0;
-  for (const auto& [impl, p] : prepared_)
-    if (p.prepared.width > 0) n += p.prepared.data.numel();
-  return n;
-}
-
 }  // namespace gtpo::model

@@ -19,9 +19,6 @@ class DecodeWeights {
 
   void clear() { prepared_.clear(); }
 
-  // Elements held by the prepared copies (0 where the backend reads weights as they are).
-  int64_t numel() const;
-
  private:
   struct Prepared {
     Tensor weight;  // held, so that its address cannot be reused by another tensor while this lives

@@ -95,7 +95,7 @@ class Transformer {
   optim::ParameterStore params_;
   Tensor embed_w_, pos_w_, final_norm_w_, final_norm_b_, lm_head_w_;
   std::vector<Layer> layers_;
-  // forward_cached's [in, out] copies of the Linear weights where the backend would repack them per call.
+  // forward_cached's Linear weights laid out as the backend's GEMM packs them (decode_weights.h).
   mutable DecodeWeights decode_weights_;
   std::vector<int32_t> eos_token_ids_;
   int32_t bos_token_id_ = -1;

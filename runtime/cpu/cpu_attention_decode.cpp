@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/cpu/cpu_attention_decode.h"
@@ -140,6 +141,17 @@ inline void prefetch_rows(const Row& row, int64_t j0, int64_t j1, int64_t width)
 }
 
 constexpr int64_t kMaxVecs = 4;
+
+// f(std::integral_constant<int, V>{}) for V = vecs, 1 <= vecs <= kMaxVecs: the templates' head size.
+template <typename F>
+void with_vecs(int64_t vecs, F&& f) {
+  switch (vecs) {
+    case 1: f(std::integral_constant<int, 1>{}); break;
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 3: f(std::integral_constant<int, 3>{}); break;
+    default: f(std::integral_constant<int, 4>{}); break;
+  }
+}
 // Heads whose running score maxima stay in vectors during the blocked scores (more: a scalar max per key).
 constexpr int64_t kMaxHeadsInLanes = 64;
 
@@ -148,8 +160,9 @@ constexpr int kAccumulators = kLanes == 16 ? 16 : 8;
 
 // For heads [h0, h0 + count) (count <= kAccumulators / Vecs, all with a visible key): acc[h] += sum over
 // visible keys j < kend, in index order, of p_h[j] * (value row j of h's kv head), and row_sum[h] += p_h[j]
-// alongside: weighted_rows_in_registers's operations in its order for each head, the heads side by side, so
-// that a value row is read once per chunk of heads instead of once per head.
+// alongside: axpy's and the scalar loop's operations in their order (y + w * x per lane) for each head, with
+// the accumulators in registers over all the keys (stored and reloaded per key, they were a store-to-load
+// chain per key and head) and the heads side by side, so that a value row is read once per chunk of heads.
 template <int Vecs, typename ValueRow>
 void weighted_rows_of_heads(const float* probs, int64_t keys, int64_t h0, int count, int64_t group, int64_t kend,
                             const int32_t* mask, const ValueRow& value_row, int64_t d, float* acc, float* row_sum) {
@@ -180,31 +193,6 @@ void weighted_rows_of_heads(const float* probs, int64_t keys, int64_t h0, int co
   }
 }
 
-// Head sizes up to this (in whole vectors) keep a head's weighted sum in registers over all its keys.
-constexpr int64_t kMaxRegisterDim = 4 * kLanes;
-
-// acc[0, d) += sum over visible keys j < kend, in index order, of p[j] * (value row j)[kv_col, kv_col + d),
-// and sum += p[j] alongside: axpy's and the scalar loop's operations in their order (y + w * x per lane), with
-// the accumulator in registers instead of stored and reloaded per key (a store-to-load chain per key and
-// head). d is a multiple of kLanes, at most kMaxRegisterDim.
-template <typename ValueRow>
-void weighted_rows_in_registers(const float* p, int64_t kend, const int32_t* mask, const ValueRow& value_row,
-                                int64_t kv_col, int64_t d, float* acc, float& sum) {
-  const int64_t vectors = d / kLanes;
-  Lanes a[kMaxRegisterDim / kLanes];
-  for (int64_t t = 0; t < vectors; ++t) a[t] = load(acc + t * kLanes);
-  float s = sum;
-  for (int64_t j = 0; j < kend; ++j) {
-    if (mask && mask[j] == 0) continue;
-    s += p[j];
-    const Lanes w = Lanes{} + p[j];
-    const float* x = value_row(j) + kv_col;
-    for (int64_t t = 0; t < vectors; ++t) a[t] = a[t] + w * load(x + t * kLanes);
-  }
-  for (int64_t t = 0; t < vectors; ++t) store(acc + t * kLanes, a[t]);
-  sum = s;
-}
-
 }  // namespace
 
 void decode_forward(const AttentionArgs& a, const float* q, const float* k, const float* v, float* out,
@@ -213,8 +201,8 @@ void decode_forward(const AttentionArgs& a, const float* q, const float* k, cons
   const int64_t q_row = heads * d, kv_row = a.kv_heads * d;
   const int64_t kv_batch = a.kv_batch_stride > 0 ? a.kv_batch_stride : a.kv_len * kv_row;
   const int64_t keys = std::max<int64_t>(a.kv_len, 1);
-  // Head sizes of 1, 2 or 4 whole vectors take the blocked scores and the chunked value sums; 0: neither.
-  const int64_t vecs = d % kLanes == 0 && (d / kLanes == 1 || d / kLanes == 2 || d / kLanes == 4) ? d / kLanes : 0;
+  // Head sizes of 1 to kMaxVecs whole vectors take the blocked scores and the value sums in registers; 0: neither.
+  const int64_t vecs = d % kLanes == 0 && d / kLanes <= kMaxVecs ? d / kLanes : 0;
   // A task is one batch entry: its key and value rows (all heads of a position are contiguous) are then
   // read front to back, once per query, which the hardware prefetcher streams. Reading one head at a time
   // touched a quarter of each row at a 1 KB stride and ran at memory latency, not bandwidth.
@@ -251,35 +239,35 @@ void decode_forward(const AttentionArgs& a, const float* q, const float* k, cons
           Lanes max_lanes[kMaxHeadsInLanes];
           const bool lanes_max = heads <= kMaxHeadsInLanes;
           for (int64_t h = 0; h < heads && lanes_max; ++h) max_lanes[h] = Lanes{} + kNegInf;
-          for (int64_t j0 = 0; j0 < blocked; j0 += kLanes) {
-            // The next block's key rows and this block's value rows, a cache line at a time: decode is bound
-            // by streaming the cache from memory, and the hardware prefetcher restarts at every 4 KB page
-            // (8 key rows of the larger TRL job); this took its decode attention from 10 to 13 GB/s.
-            prefetch_rows(key_row, j0 + kLanes, std::min(j0 + 2 * kLanes, kend), kv_row);
-            prefetch_rows(value_row, j0, j0 + kLanes, kv_row);
-            if (j0 + kLanes == blocked) prefetch_rows(value_row, blocked, kend, kv_row);
-            for (int64_t h = 0; h < heads; ++h) {
-              Lanes qv[kMaxVecs];
-              for (int64_t t = 0; t < vecs; ++t) qv[t] = load(qi + h * d + t * kLanes);
-              const int64_t kv_col = (h / group) * d;
-              Lanes sc = vecs == 1   ? block_scores<1>(qv, key_row, j0, kv_col, a.scale)
-                         : vecs == 2 ? block_scores<2>(qv, key_row, j0, kv_col, a.scale)
-                                     : block_scores<4>(qv, key_row, j0, kv_col, a.scale);
-              if (mask) {
-                IntLanes visible;
-                std::memcpy(&visible, mask + j0, sizeof(IntLanes));
-                sc = visible == 0 ? Lanes{} + kNegInf : sc;
-              }
-              store(scores.data() + h * keys + j0, sc);
-              // max is exact: the lanes' order changes at most the sign of a zero maximum, which no result
-              // sees (exp(s - m) and m + log(sum) with sum >= 1 are the same for m = +0 and -0)
-              if (lanes_max) {
-                max_lanes[h] = sc > max_lanes[h] ? sc : max_lanes[h];
-              } else {
-                for (int l = 0; l < kLanes; ++l) row_max[h] = std::max(row_max[h], sc[l]);
+          with_vecs(vecs, [&](auto vectors) {  // the head size as a constant, once per row
+            constexpr int V = decltype(vectors)::value;
+            for (int64_t j0 = 0; j0 < blocked; j0 += kLanes) {
+              // The next block's key rows and this block's value rows, a cache line at a time: decode is bound
+              // by streaming the cache from memory, and the hardware prefetcher restarts at every 4 KB page
+              // (8 key rows of the larger TRL job); this took its decode attention from 10 to 13 GB/s.
+              prefetch_rows(key_row, j0 + kLanes, std::min(j0 + 2 * kLanes, kend), kv_row);
+              prefetch_rows(value_row, j0, j0 + kLanes, kv_row);
+              if (j0 + kLanes == blocked) prefetch_rows(value_row, blocked, kend, kv_row);
+              for (int64_t h = 0; h < heads; ++h) {
+                Lanes qv[V];
+                for (int t = 0; t < V; ++t) qv[t] = load(qi + h * d + t * kLanes);
+                Lanes sc = block_scores<V>(qv, key_row, j0, (h / group) * d, a.scale);
+                if (mask) {
+                  IntLanes visible;
+                  std::memcpy(&visible, mask + j0, sizeof(IntLanes));
+                  sc = visible == 0 ? Lanes{} + kNegInf : sc;
+                }
+                store(scores.data() + h * keys + j0, sc);
+                // max is exact: the lanes' order changes at most the sign of a zero maximum, which no result
+                // sees (exp(s - m) and m + log(sum) with sum >= 1 are the same for m = +0 and -0)
+                if (lanes_max) {
+                  max_lanes[h] = sc > max_lanes[h] ? sc : max_lanes[h];
+                } else {
+                  for (int l = 0; l < kLanes; ++l) row_max[h] = std::max(row_max[h], sc[l]);
+                }
               }
             }
-          }
+          });
           for (int64_t h = 0; h < heads && lanes_max; ++h)
             for (int l = 0; l < kLanes; ++l) row_max[h] = std::max(row_max[h], max_lanes[h][l]);
         }
@@ -302,34 +290,32 @@ void decode_forward(const AttentionArgs& a, const float* q, const float* k, cons
           const float mh = row_max[h];
           for (int64_t j = 0; j < kend; ++j) ph[j] = cpu_math::exp_bounded(ph[j] - mh);
         }
-        // Chunks of heads side by side where they fit in registers together (and all see a key), else
-        // one head at a time.
+        // Chunks of heads side by side where they fit in registers together and all see a key, else one
+        // head at a time; head sizes of no whole vector count by axpy.
         const int64_t chunk = vecs > 0 ? kAccumulators / vecs : 1;
+        auto sum_heads = [&](int64_t h0, int count) {
+          with_vecs(vecs, [&](auto v) {
+            weighted_rows_of_heads<decltype(v)::value>(scores.data(), keys, h0, count, group, kend, mask, value_row,
+                                                       d, acc.data(), row_sum.data());
+          });
+        };
         for (int64_t h0 = 0; h0 < heads; h0 += chunk) {
           const int count = static_cast<int>(std::min(chunk, heads - h0));
-          bool all_live = vecs > 0;
+          bool all_live = true;
           for (int c = 0; c < count; ++c) all_live = all_live && row_max[h0 + c] != kNegInf;
-          if (all_live) {
-            if (vecs == 1)
-              weighted_rows_of_heads<1>(scores.data(), keys, h0, count, group, kend, mask, value_row, d, acc.data(),
-                                        row_sum.data());
-            else if (vecs == 2)
-              weighted_rows_of_heads<2>(scores.data(), keys, h0, count, group, kend, mask, value_row, d, acc.data(),
-                                        row_sum.data());
-            else
-              weighted_rows_of_heads<4>(scores.data(), keys, h0, count, group, kend, mask, value_row, d, acc.data(),
-                                        row_sum.data());
+          if (vecs > 0 && all_live) {
+            sum_heads(h0, count);
             continue;
           }
           for (int64_t h = h0; h < h0 + count; ++h) {
             if (row_max[h] == kNegInf) continue;
+            if (vecs > 0) {
+              sum_heads(h, 1);
+              continue;
+            }
             const float* ph = scores.data() + h * keys;
             float* acc_h = acc.data() + h * d;
             const int64_t kv_col = (h / group) * d;
-            if (d % kLanes == 0 && d <= kMaxRegisterDim) {
-              weighted_rows_in_registers(ph, kend, mask, value_row, kv_col, d, acc_h, row_sum[h]);
-              continue;
-            }
             for (int64_t j = 0; j < kend; ++j) {
               if (mask && mask[j] == 0) continue;
               row_sum[h] += ph[j];

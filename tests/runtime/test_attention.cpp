@@ -302,10 +302,10 @@ TEST_CASE("attention: the CPU decode path sums in its documented order, bit for 
   // side by side; its contract is still each score's own dot product, exps of (score - max), and sums over
   // the keys in index order. Each score is read back as the lse of a run where only that key is visible
   // (lse = s + log(1)), then the full run's output and lse must be the scalar sums of those, bit for bit.
-  // Head sizes of 1, 2 and 4 vectors (the blocked paths) and 20 (the general one); blocks, a tail, a shared
+  // Head sizes of 1 to 4 vectors (the blocked paths) and 20 (the general one); blocks, a tail, a shared
   // prefix, and a hidden key inside a block.
   Backend& cpu = backend_for(Device::cpu);
-  for (int64_t dim : {16, 32, 64, 20}) {
+  for (int64_t dim : {16, 32, 48, 64, 20}) {
     const int64_t batch = 4, group = 2, heads = 8, kv_heads = 4, capacity = 48, kv_len = 45, prefix_len = 5;
     const int64_t row = kv_heads * dim;
     INFO("head dim " << dim);
