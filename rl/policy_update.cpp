@@ -1,6 +1,7 @@
 #include "rl/policy_update.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <span>
 
@@ -157,9 +158,19 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
       // With several ranks, the micro-batches one process would run are dealt out in contiguous blocks.
       const int64_t budget =
           model::micro_batch_token_budget(rl.micro_batch_tokens, rl.micro_batch_memory_mb, policy.config());
-      const auto micro = plan_micro_batches(
-          lengths, {budget, rl.group_by_length,
-                    micro_batch_overhead_tokens(policy.device()), rl.share_prompts ? kPackedSlotWidth : 0});
+      MicroBatchPlan plan{budget, rl.group_by_length, micro_batch_overhead_tokens(policy.device()),
+                          rl.share_prompts ? kPackedSlotWidth : 0};
+      if (rl.share_prompts) {
+        // Equal prompts are one set of rows in a packed micro-batch (pack_shared_prompts compares contents).
+        std::map<std::vector<int32_t>, int64_t> prompt_id;
+        for (int64_t item : active) {
+          const std::vector<int32_t>& prompt = batch.items[static_cast<size_t>(item)].sample.prompt_tokens;
+          const int64_t id = prompt_id.try_emplace(prompt, static_cast<int64_t>(prompt_id.size())).first->second;
+          plan.prompt_ids.push_back(id);
+          plan.prompt_lengths.push_back(static_cast<int64_t>(prompt.size()));
+        }
+      }
+      const auto micro = plan_micro_batches(lengths, plan);
       const dist::Share share = dist::share_of(static_cast<int64_t>(micro.size()), comm.rank(), comm.size());
       std::vector<PolicyLossMetrics> micro_metrics;
       for (int64_t mb = share.first; mb < share.last; ++mb) {

@@ -92,8 +92,10 @@ std::vector<RlKey> shared_keys() {
             "of the model's bytes per token (model/memory_estimate.h); small models never reach it; 0 = no bound"),
       field("rl", "group_by_length", &RlConfig::group_by_length, config::boolean(),
             "sort the mini-batch's sequences by length and cut it into micro-batches padded only to their own "
-            "longest, wherever the padding saved outweighs one more forward/backward; false = micro-batches in "
-            "rollout order (with micro_batch_tokens 0: the whole mini-batch at once)"),
+            "longest, wherever the padding saved outweighs one more forward/backward (with share_prompts, also "
+            "priced: a prompt computed again in each micro-batch its group is spread over, so a group's samples "
+            "stay together where that is cheaper); false = micro-batches in rollout order (with "
+            "micro_batch_tokens 0: the whole mini-batch at once)"),
       field("rl", "share_prompts", &RlConfig::share_prompts, config::boolean(),
             "compute each distinct prompt of a micro-batch once, its rows read by every response of its group, "
             "and logits only where a response token is predicted: the same log-probs, gradients summed in "

@@ -30,40 +30,80 @@ std::vector<std::vector<std::size_t>> consecutive_runs(const std::vector<int64_t
   return runs;
 }
 
-// Sorted lengths make a run's padded size (count × its last length) known for any cut, so the cheapest
-// cuts come from a shortest-path over cut points: cost[j] = min over i of cost[i] + (j − i)·len[j − 1]·w +
-// overhead, w the cost of a padded slot in tokens (1, or len[j − 1] / slot_width for packed batches).
-// O(n²) in the worst case (no budget), a few milliseconds for thousands of sequences.
-std::vector<std::vector<std::size_t>> runs_by_length(const std::vector<int64_t>& lengths,
-                                                     const MicroBatchPlan& plan) {
-  const std::size_t n = lengths.size();
-  std::vector<std::size_t> order(n);
-  for (std::size_t i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return lengths[a] < lengths[b]; });
+struct Cuts {
+  std::vector<std::vector<std::size_t>> runs;
+  double cost = 0;
+};
+
+// The cheapest cuts of ORDER (the sequences in the order they are to be run) into consecutive runs within
+// the budget, by a shortest path over cut points: cost[j] = min over i of cost[i] + the run order[i, j)'s
+// cost, which is its padded slots (rows × its longest) at w tokens each (1, or longest / slot_width for
+// packed batches), plus overhead, plus its distinct prompts' tokens when prompts are shared. Growing a run
+// backwards from j only adds rows and length, so the budget ends the inner loop. O(n²) in the worst case
+// (no budget), a few milliseconds for thousands of sequences.
+Cuts cheapest_cuts(const std::vector<std::size_t>& order, const std::vector<int64_t>& lengths,
+                   const MicroBatchPlan& plan) {
+  const std::size_t n = order.size();
+  const bool shared = !plan.prompt_ids.empty();
   std::vector<double> cost(n + 1, std::numeric_limits<double>::infinity());
   std::vector<std::size_t> cut(n + 1, 0);
+  // seen_in[p] == j: prompt p is already counted in the run ending at j being grown.
+  int64_t prompts = 0;
+  for (int64_t id : plan.prompt_ids) prompts = std::max(prompts, id + 1);
+  std::vector<std::size_t> seen_in(static_cast<std::size_t>(prompts), 0);
   cost[0] = 0;
   for (std::size_t j = 1; j <= n; ++j) {
-    const int64_t longest = lengths[order[j - 1]];
-    const double slot_cost =
-        plan.slot_width > 0 ? static_cast<double>(longest) / static_cast<double>(plan.slot_width) : 1.0;
+    int64_t longest = 0;
+    double prompt_tokens = 0;
     for (std::size_t i = j; i-- > 0;) {
+      const std::size_t s = order[i];
+      longest = std::max(longest, lengths[s]);
       const int64_t rows = static_cast<int64_t>(j - i);
       if (!within_budget(rows, longest, plan.token_budget)) break;  // longer runs only grow
-      const double c = cost[i] + static_cast<double>(rows * longest) * slot_cost + static_cast<double>(plan.overhead_tokens);
+      if (shared && seen_in[static_cast<std::size_t>(plan.prompt_ids[s])] != j) {
+        seen_in[static_cast<std::size_t>(plan.prompt_ids[s])] = j;
+        prompt_tokens += static_cast<double>(plan.prompt_lengths[s]);
+      }
+      const double slot_cost =
+          plan.slot_width > 0 ? static_cast<double>(longest) / static_cast<double>(plan.slot_width) : 1.0;
+      const double c = cost[i] + static_cast<double>(rows * longest) * slot_cost +
+                       static_cast<double>(plan.overhead_tokens) + prompt_tokens;
       if (c <= cost[j]) {  // on a tie, the longer run: fewer micro-batches
         cost[j] = c;
         cut[j] = i;
       }
     }
   }
-  std::vector<std::vector<std::size_t>> runs;
+  Cuts best;
+  best.cost = cost[n];
   for (std::size_t j = n; j > 0; j = cut[j])
-    runs.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(cut[j]),
-                      order.begin() + static_cast<std::ptrdiff_t>(j));
-  std::reverse(runs.begin(), runs.end());
-  return runs;
+    best.runs.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(cut[j]),
+                           order.begin() + static_cast<std::ptrdiff_t>(j));
+  std::reverse(best.runs.begin(), best.runs.end());
+  return best;
+}
+
+std::vector<std::vector<std::size_t>> runs_by_length(const std::vector<int64_t>& lengths,
+                                                     const MicroBatchPlan& plan) {
+  const std::size_t n = lengths.size();
+  std::vector<std::size_t> by_length(n);
+  for (std::size_t i = 0; i < n; ++i) by_length[i] = i;
+  std::stable_sort(by_length.begin(), by_length.end(),
+                   [&](std::size_t a, std::size_t b) { return lengths[a] < lengths[b]; });
+  Cuts best = cheapest_cuts(by_length, lengths, plan);
+  if (plan.prompt_ids.empty()) return best.runs;
+  // Each prompt's sequences together: prompts by their longest sequence, then by first appearance.
+  std::map<int64_t, std::pair<int64_t, std::size_t>> prompt_key;  // id -> (longest, first index)
+  for (std::size_t i = 0; i < n; ++i) {
+    auto [it, fresh] = prompt_key.try_emplace(plan.prompt_ids[i], lengths[i], i);
+    if (!fresh) it->second.first = std::max(it->second.first, lengths[i]);
+  }
+  std::vector<std::size_t> by_prompt = by_length;  // within a prompt: by length, ties in the given order
+  std::stable_sort(by_prompt.begin(), by_prompt.end(), [&](std::size_t a, std::size_t b) {
+    return prompt_key.at(plan.prompt_ids[a]) < prompt_key.at(plan.prompt_ids[b]);
+  });
+  Cuts together = cheapest_cuts(by_prompt, lengths, plan);
+  return together.cost < best.cost ? together.runs : best.runs;
 }
 
 }  // namespace
@@ -74,6 +114,11 @@ std::vector<std::vector<std::size_t>> plan_micro_batches(const std::vector<int64
                                                          const MicroBatchPlan& plan) {
   GTPO_CHECK(plan.token_budget >= 0, "micro-batches: negative token budget ", plan.token_budget);
   GTPO_CHECK(plan.overhead_tokens >= 0, "micro-batches: negative overhead ", plan.overhead_tokens);
+  GTPO_CHECK(plan.prompt_ids.empty() ||
+                 (plan.prompt_ids.size() == lengths.size() && plan.prompt_lengths.size() == lengths.size()),
+             "micro-batches: ", plan.prompt_ids.size(), " prompt ids and ", plan.prompt_lengths.size(),
+             " prompt lengths for ", lengths.size(), " sequences");
+  for (int64_t id : plan.prompt_ids) GTPO_CHECK(id >= 0, "micro-batches: negative prompt id ", id);
   if (lengths.empty()) return {};
   return plan.group_by_length ? runs_by_length(lengths, plan) : consecutive_runs(lengths, plan.token_budget);
 }

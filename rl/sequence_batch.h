@@ -32,6 +32,11 @@ struct MicroBatchPlan {
   // attention reads the padded layout, and its work per slot grows with the sequence): a slot costs
   // longest / slot_width tokens. Only read when grouping by length.
   int64_t slot_width = 0;
+  // Packed batches with shared prompts (rl.share_prompts): sequence i's prompt is prompt_ids[i] (equal ids,
+  // equal prompts: computed once per micro-batch), prompt_lengths[i] tokens long. A micro-batch then also
+  // costs its distinct prompts' tokens, so cuts that split a group of samples pay for its prompt again.
+  // Empty: no sharing. Only read when grouping by length.
+  std::vector<int64_t> prompt_ids{}, prompt_lengths{};
 };
 
 // slot_width for packed batches: 256 put the cuts where they paid on the quick start (30-token sequences:
@@ -42,8 +47,12 @@ constexpr int64_t kPackedSlotWidth = 512;
 // than the budget is a micro-batch of its own.
 //  - Without grouping: consecutive runs in the given order, each as long as the budget allows.
 //  - Grouping by length: the indices sorted by length (ties in the given order), cut into consecutive
-//    runs that minimise the padded tokens plus overhead_tokens per run, within the budget. The plan is a
-//    pure function of the lengths, so every rank and every rerun cuts the same way.
+//    runs that minimise the padded tokens plus overhead_tokens per run (plus the distinct prompts' tokens
+//    when prompts are shared), within the budget. With shared prompts a second order is cut the same way,
+//    each prompt's sequences together (prompts by their longest sequence, then by first appearance;
+//    within one, by length), and the cheaper plan is taken (on a tie, the one by length): sorting by
+//    length alone scattered each group of samples over every micro-batch, so its prompt was computed in
+//    each. The plan is a pure function of its inputs, so every rank and every rerun cuts the same way.
 // overhead_tokens for a device: on the CPU a micro-batch's fixed cost (≈ 30 ops' parallel regions and
 // allocations forward and backward) is worth a few dozen padded tokens of a small model (16, 64 and 256
 // measured alike, 1,024 worse: docs/performance.md, "Profile of the update by wall time"); on a GPU it is

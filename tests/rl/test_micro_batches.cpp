@@ -112,6 +112,88 @@ TEST_CASE(
   }
 }
 
+namespace {
+// A plan's cost as the planner prices it with shared prompts: padded slots at longest / slot_width tokens
+// (or 1), overhead per micro-batch, and each micro-batch's distinct prompts' tokens.
+double shared_prompt_cost(const std::vector<int64_t>& lengths, const Plan& plan, const MicroBatchPlan& p) {
+  double cost = 0;
+  for (const auto& rows : plan) {
+    const int64_t padded = padded_tokens(lengths, rows);
+    const int64_t longest = padded / static_cast<int64_t>(rows.size());
+    cost += static_cast<double>(padded) *
+                (p.slot_width > 0 ? static_cast<double>(longest) / static_cast<double>(p.slot_width) : 1.0) +
+            static_cast<double>(p.overhead_tokens);
+    std::vector<int64_t> seen;
+    for (std::size_t i : rows)
+      if (std::find(seen.begin(), seen.end(), p.prompt_ids[i]) == seen.end()) {
+        seen.push_back(p.prompt_ids[i]);
+        cost += static_cast<double>(p.prompt_lengths[i]);
+      }
+  }
+  return cost;
+}
+}  // namespace
+
+TEST_CASE("micro-batches: with shared prompts, a group of samples stays together where that is cheaper") {
+  // Four prompts (20 tokens each) with four samples each; within every group the lengths are 60, 70, 80,
+  // 90, so sorting by length alone puts one sample of every group in each micro-batch of four (a budget of
+  // 4 x 90 = 360 padded tokens forces four), and every micro-batch computes all four prompts.
+  std::vector<int64_t> lengths, ids, prompt_lengths;
+  for (int64_t g = 0; g < 4; ++g)
+    for (int64_t s = 0; s < 4; ++s) {
+      lengths.push_back(60 + 10 * s);
+      ids.push_back(g);
+      prompt_lengths.push_back(20);
+    }
+  MicroBatchPlan shared{360, true, 64, 512};
+  shared.prompt_ids = ids;
+  shared.prompt_lengths = prompt_lengths;
+  const Plan plan = plan_micro_batches(lengths, shared);
+  CHECK(plan == Plan{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}, {12, 13, 14, 15}});
+  // Without the prompts' cost the cut is by length, each micro-batch holding one sample of every group.
+  const Plan by_length = plan_micro_batches(lengths, {360, true, 64, 512});
+  CHECK(by_length == Plan{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}});
+  CHECK(shared_prompt_cost(lengths, plan, shared) < shared_prompt_cost(lengths, by_length, shared));
+  // One micro-batch (no budget, cheap padding): the order by length, as without sharing (a tie keeps it).
+  MicroBatchPlan one = shared;
+  one.token_budget = 0;
+  CHECK(plan_micro_batches(lengths, one) == plan_micro_batches(lengths, {0, true, 64, 512}));
+}
+
+TEST_CASE("micro-batches: pricing shared prompts never gives a plan that costs more than ignoring them") {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::size_t n = 1 + rng() % 24;
+    std::vector<int64_t> lengths(n);
+    for (auto& l : lengths) l = 5 + static_cast<int64_t>(rng() % 120);
+    MicroBatchPlan p{static_cast<int64_t>(rng() % 3 == 0 ? 0 : 150 + rng() % 600), true,
+                     static_cast<int64_t>(rng() % 100), rng() % 2 == 0 ? 0 : 512};
+    const int64_t groups = 1 + static_cast<int64_t>(rng() % 5);
+    for (std::size_t i = 0; i < n; ++i) {
+      p.prompt_ids.push_back(static_cast<int64_t>(rng() % static_cast<uint32_t>(groups)));
+      p.prompt_lengths.push_back(3 + p.prompt_ids.back() * 7);  // one length per prompt
+    }
+    INFO("trial " << trial << ", budget " << p.token_budget << ", overhead " << p.overhead_tokens);
+    const Plan plan = plan_micro_batches(lengths, p);
+    check_partition(plan, n);
+    for (const auto& rows : plan)
+      if (rows.size() > 1 && p.token_budget > 0) CHECK(padded_tokens(lengths, rows) <= p.token_budget);
+    const Plan ignoring = plan_micro_batches(lengths, {p.token_budget, true, p.overhead_tokens, p.slot_width});
+    CHECK(shared_prompt_cost(lengths, plan, p) <= shared_prompt_cost(lengths, ignoring, p) + 1e-9);
+  }
+}
+
+TEST_CASE("micro-batches: prompt ids that do not match the sequences are an error") {
+  MicroBatchPlan p{0, true, 64, 512};
+  p.prompt_ids = {0, 1};
+  p.prompt_lengths = {5, 5};
+  CHECK_THROWS_WITH(plan_micro_batches({10, 20, 30}, p),
+                    Catch::Matchers::Contains("2 prompt ids and 2 prompt lengths for 3 sequences"));
+  p.prompt_ids = {0, -1, 1};
+  p.prompt_lengths = {5, 5, 5};
+  CHECK_THROWS_WITH(plan_micro_batches({10, 20, 30}, p), Catch::Matchers::Contains("negative prompt id -1"));
+}
+
 TEST_CASE("micro-batches: a negative budget is an error, not a silent default") {
   CHECK_THROWS_WITH(plan_micro_batches({1, 2}, {-1, true, 64}),
                     Catch::Matchers::Contains("negative token budget"));
