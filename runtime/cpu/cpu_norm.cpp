@@ -4,6 +4,7 @@
 // are column sums over rows: each column is summed by one thread in row order, so the result does not
 // depend on the thread count. mean and rstd are stored as float and the backward uses exactly those
 // values, so forward and backward agree on xhat.
+#include <algorithm>
 #include <cmath>
 
 #include "runtime/cpu/cpu_backend.h"
@@ -22,8 +23,8 @@ constexpr int64_t kColumnBlock = 64;
 constexpr int64_t kMinColumnChunk = 16;
 int64_t column_grain(int64_t rows) { return std::max<int64_t>(kMinColumnChunk, grain_for(rows * 2)); }
 
-// gweight[c] = sum_r gy[r, c] * xhat(r, c) and (when gbias) gbias[c] = sum_r gy[r, c], rows in order.
-template <typename Xhat>
+// gweight[c] = sum_r gy[r, c] * xhat(r, c) and (kBias) gbias[c] = sum_r gy[r, c], rows in order.
+template <bool kBias, typename Xhat>
 void column_sums(const float* gy, float* gweight, float* gbias, int64_t rows, int64_t cols, Xhat xhat) {
   parallel_for(cols, column_grain(rows), [&](int64_t cb, int64_t ce) {
     double acc_w[kColumnBlock], acc_b[kColumnBlock];
@@ -34,15 +35,33 @@ void column_sums(const float* gy, float* gweight, float* gbias, int64_t rows, in
         const float* g = gy + r * cols + b0;
         for (int64_t j = 0; j < n; ++j) {
           acc_w[j] += static_cast<double>(g[j] * xhat(r, b0 + j));
-          acc_b[j] += static_cast<double>(g[j]);
+          if constexpr (kBias) acc_b[j] += static_cast<double>(g[j]);
         }
       }
       for (int64_t j = 0; j < n; ++j) {
         gweight[b0 + j] = static_cast<float>(acc_w[j]);
-        if (gbias) gbias[b0 + j] = static_cast<float>(acc_b[j]);
+        if constexpr (kBias) gbias[b0 + j] = static_cast<float>(acc_b[j]);
       }
     }
   });
+}
+
+// RMSNorm's row statistics go kRowsTogether rows at a time: each row's is still one chain of double
+// additions over its columns in order (the same bits), and eight independent chains keep the adder busy
+// where one row at a time waited on every addition's latency (a hidden-64 model's rows are 64 additions).
+constexpr int64_t kRowsTogether = 8;
+
+// sums[k] = the sum over c in order of term(r + k, c), for k < count <= kRowsTogether.
+template <typename Term>
+void row_sums(int64_t r, int64_t count, int64_t cols, double* sums, Term term) {
+  for (int64_t k = 0; k < count; ++k) sums[k] = 0.0;
+  if (count == kRowsTogether) {
+    for (int64_t c = 0; c < cols; ++c)
+      for (int64_t k = 0; k < kRowsTogether; ++k) sums[k] += term(r + k, c);
+  } else {
+    for (int64_t c = 0; c < cols; ++c)
+      for (int64_t k = 0; k < count; ++k) sums[k] += term(r + k, c);
+  }
 }
 
 }  // namespace
@@ -101,23 +120,31 @@ void CpuBackend::layer_norm_backward(const float* x, const float* weight, const 
       }
     }
   });
-  column_sums(gy, gweight, gbias, rows, cols,
-              [&](int64_t r, int64_t c) { return (x[r * cols + c] - mean[r]) * rstd[r]; });
+  auto xhat = [&](int64_t r, int64_t c) { return (x[r * cols + c] - mean[r]) * rstd[r]; };
+  if (gbias)
+    column_sums<true>(gy, gweight, gbias, rows, cols, xhat);
+  else
+    column_sums<false>(gy, gweight, nullptr, rows, cols, xhat);
 }
 
 void CpuBackend::rms_norm_forward(const float* x, const float* weight, float* y, float* rstd, int64_t rows,
                                   int64_t cols, float eps) {
   parallel_for(rows, grain_for(cols * 3), [&](int64_t rb, int64_t re) {
-    for (int64_t r = rb; r < re; ++r) {
-      const float* xr = x + r * cols;
-      float* yr = y + r * cols;
-      double sq = 0.0;
-      for (int64_t c = 0; c < cols; ++c) sq += static_cast<double>(xr[c]) * static_cast<double>(xr[c]);
-      const double ms = cols > 0 ? sq / static_cast<double>(cols) : 0.0;
-      const float rs = static_cast<float>(1.0 / std::sqrt(ms + static_cast<double>(eps)));
-      rstd[r] = rs;
-      // Llama order: (x * rstd) * weight.
-      for (int64_t c = 0; c < cols; ++c) yr[c] = (xr[c] * rs) * weight[c];
+    for (int64_t r = rb; r < re; r += kRowsTogether) {
+      const int64_t count = std::min(kRowsTogether, re - r);
+      double sq[kRowsTogether];
+      row_sums(r, count, cols, sq, [&](int64_t row, int64_t c) {
+        return static_cast<double>(x[row * cols + c]) * static_cast<double>(x[row * cols + c]);
+      });
+      for (int64_t k = 0; k < count; ++k) {
+        const float* xr = x + (r + k) * cols;
+        float* yr = y + (r + k) * cols;
+        const double ms = cols > 0 ? sq[k] / static_cast<double>(cols) : 0.0;
+        const float rs = static_cast<float>(1.0 / std::sqrt(ms + static_cast<double>(eps)));
+        rstd[r + k] = rs;
+        // Llama order: (x * rstd) * weight.
+        for (int64_t c = 0; c < cols; ++c) yr[c] = (xr[c] * rs) * weight[c];
+      }
     }
   });
 }
@@ -126,23 +153,28 @@ void CpuBackend::rms_norm_backward(const float* x, const float* weight, const fl
                                    float* gweight, int64_t rows, int64_t cols) {
   // With xhat = x * rstd and g = gy * weight: gx = rstd * (g - xhat * mean(g * xhat)).
   parallel_for(rows, grain_for(cols * 5), [&](int64_t rb, int64_t re) {
-    for (int64_t r = rb; r < re; ++r) {
-      const float* xr = x + r * cols;
-      const float* gr = gy + r * cols;
-      float* out = gx + r * cols;
-      const float rs = rstd[r];
-      double sum_gx = 0.0;
-      for (int64_t c = 0; c < cols; ++c)
-        sum_gx += static_cast<double>(gr[c] * weight[c]) * static_cast<double>(xr[c] * rs);
-      const float b = static_cast<float>(sum_gx / static_cast<double>(cols));
-      for (int64_t c = 0; c < cols; ++c) {
-        const float g = gr[c] * weight[c];
-        const float xhat = xr[c] * rs;
-        out[c] = rs * (g - xhat * b);
+    for (int64_t r = rb; r < re; r += kRowsTogether) {
+      const int64_t count = std::min(kRowsTogether, re - r);
+      double sum_gx[kRowsTogether];
+      row_sums(r, count, cols, sum_gx, [&](int64_t row, int64_t c) {
+        return static_cast<double>(gy[row * cols + c] * weight[c]) * static_cast<double>(x[row * cols + c] * rstd[row]);
+      });
+      for (int64_t k = 0; k < count; ++k) {
+        const float* xr = x + (r + k) * cols;
+        const float* gr = gy + (r + k) * cols;
+        float* out = gx + (r + k) * cols;
+        const float rs = rstd[r + k];
+        const float b = static_cast<float>(sum_gx[k] / static_cast<double>(cols));
+        for (int64_t c = 0; c < cols; ++c) {
+          const float g = gr[c] * weight[c];
+          const float xhat = xr[c] * rs;
+          out[c] = rs * (g - xhat * b);
+        }
       }
     }
   });
-  column_sums(gy, gweight, nullptr, rows, cols, [&](int64_t r, int64_t c) { return x[r * cols + c] * rstd[r]; });
+  column_sums<false>(gy, gweight, nullptr, rows, cols,
+                     [&](int64_t r, int64_t c) { return x[r * cols + c] * rstd[r]; });
 }
 
 }  // namespace gtpo
