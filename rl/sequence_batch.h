@@ -39,8 +39,8 @@ struct MicroBatchPlan {
   std::vector<int64_t> prompt_ids{}, prompt_lengths{};
 };
 
-// slot_width for packed batches: 256 put the cuts where they paid on the quick start (30-token sequences:
-// one micro-batch) and on the long-reasoning study (64-240 tokens: cut by length), docs/performance.md.
+// slot_width for packed batches: 512 keeps the quick start (30-token sequences) one micro-batch, where 256
+// still cut it in two, and still cuts the long-reasoning study (64-240 tokens) by length, docs/performance.md.
 constexpr int64_t kPackedSlotWidth = 512;
 
 // The micro-batches of sequences of these LENGTHS, as lists of indices into LENGTHS. A sequence longer
