@@ -173,8 +173,9 @@ Tensor Transformer::block(const Layer& l, size_t index, const Tensor& x, const T
     Tensor mlp = ops::gelu(ops::add(ops::matmul(h2, l.c_fc_w), l.c_fc_b));
     return ops::add(x1, ops::add(ops::matmul(mlp, l.mlp_proj_w), l.mlp_proj_b));
   }
-  // Decoding multiplies each weight by a few rows per step: it reads [in, out] copies where the backend would
-  // pack the [out, in] weight on every call (decode_weights.h); the same bits either way.
+  // Decoding multiplies each weight by a few rows per step: it reads the weights laid out once as the backend's
+  // GEMM packs them, where the backend would pack the [out, in] weight on every call (decode_weights.h); the
+  // same bits either way.
   auto linear = [&](const Tensor& in, const Tensor& w, const Tensor& b) {
     return step ? decode_weights_.linear(in, w, b) : ops::linear(in, w, b);
   };
