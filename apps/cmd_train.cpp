@@ -1,9 +1,11 @@
 // gtpo train: SFT warm start (when sft.steps > 0), then RL, in a run directory that can be resumed.
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "apps/args.h"
@@ -12,6 +14,7 @@
 #include "apps/run_setup.h"
 #include "rl/run_config.h"
 #include "rl/run_dir.h"
+#include "rl/train_state.h"
 #include "rl/trainer.h"
 #include "runtime/dist/communicator.h"
 #include "runtime/error.h"
@@ -45,9 +48,43 @@ void print_train_summary(const rl::TrainSummary& s, const rl::RunConfig& c) {
   }
 }
 
+// A resumed run that had done every step: nothing ran, and nothing given on the command line took effect.
+void print_complete_run(const rl::TrainSummary& s, const rl::RunConfig& c,
+                        const rl::ConfigOverrides& overrides) {
+  const std::string& run = c.train.out_dir;
+  std::printf("%s is complete: its checkpoint %s holds %lld RL steps (train.steps %lld); nothing to do\n",
+              run.c_str(), s.checkpoint.c_str(), static_cast<long long>(s.steps),
+              static_cast<long long>(c.train.steps));
+  if (!overrides.empty()) std::printf("the overrides given were not applied and config.yaml is unchanged\n");
+  std::printf("to train further: gtpo train --resume %s train.steps=%lld\n", run.c_str(),
+              static_cast<long long>(s.steps + std::max<int64_t>(1, s.steps)));
+}
+
+// rl.algo and task.name choose the defaults of other keys (every rl.* key; the task's options), and the
+// run's config.yaml holds the old choice's values for all of them: changing one on --resume would train a
+// hybrid of the two without a word, so it is refused.
+void refuse_default_choosing_changes(const rl::RunConfig& before, const rl::RunConfig& after,
+                                     const std::string& config_path) {
+  const std::optional<std::string> latest = rl::latest_checkpoint(after.train.out_dir);
+  const std::string from = latest.value_or(after.train.out_dir + "/checkpoints/step-NNNNNN");
+  const std::string restart = "; to train with it from this run's weights, start a new run: gtpo train " +
+                              std::string("CONFIG train.init_from=") + from;
+  GTPO_CHECK(before.rl.algo == after.rl.algo, "train --resume: rl.algo ", after.rl.algo,
+             " differs from the run's ", before.rl.algo, " (", config_path,
+             "): rl.algo chooses the defaults of every rl.* key and the run's config holds ", before.rl.algo,
+             "'s, so a resume cannot change it", restart);
+  GTPO_CHECK(before.task.name == after.task.name, "train --resume: task.name ", after.task.name,
+             " differs from the run's ", before.task.name, " (", config_path,
+             "): the task chooses the other task.* keys and the data cursor, so a resume cannot change it",
+             restart);
+}
+
 const std::vector<FlagSpec> kFlags = {
-    {"--resume", true, "continue the run in this directory from its latest checkpoint (its config.yaml is used)"},
-    {"--overwrite", false, "start over in a train.out_dir that holds an earlier run: removes that run's files first"},
+    {"--resume", true,
+     "continue the run in this directory from its latest checkpoint, with its config.yaml (which keeps "
+     "the overrides of earlier resumes; segments.jsonl lists them)"},
+    {"--overwrite", false,
+     "start over in a train.out_dir that holds an earlier run: removes that run's files first"},
     device_flag("train.device, cpu; same as train.device=VALUE")};
 }
 
@@ -82,6 +119,7 @@ int run_train(int argc, char** argv) {
   if (resume) overrides.emplace_back("train.out_dir", args.get("--resume", ""));
   add_device_override(args, overrides);
   rl::RunConfig config = rl::load_run_config(config_path, overrides);
+  if (resume) refuse_default_choosing_changes(rl::load_run_config(config_path), config, config_path);
   // Under mpirun: one data-parallel rank of several (every rank reads the same config and builds the same
   // model from the same seed or checkpoint); rank 0 alone touches the run directory. Otherwise one process.
   std::unique_ptr<dist::Communicator> comm =
@@ -105,12 +143,16 @@ int run_train(int argc, char** argv) {
   rl::Trainer trainer(*run.model, *run.tokenizer, *run.source, config, *comm);
   rl::TrainSummary s;
   try {
-    s = trainer.run(resume);
+    s = trainer.run({resume, config_path, args.overrides()});
   } catch (const std::exception& e) {
     if (comm->size() == 1) throw;
     comm->abort(e.what());  // the other ranks would wait for this one until their timeout
   }
   if (!writer) return s.interrupted ? 128 + (s.stop_signal > 0 ? s.stop_signal : 2) : 0;
+  if (s.already_complete) {
+    print_complete_run(s, config, args.overrides());
+    return 0;
+  }
   print_train_summary(s, config);
   std::printf("checkpoint: %s\n", s.checkpoint.c_str());
   if (!s.interrupted) return 0;

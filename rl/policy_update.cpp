@@ -232,8 +232,15 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
     }
   }
   gather_clip(comm, computed_here, stats.clip);
-  const double w = static_cast<double>(std::max<int64_t>(stats.loss.tokens, 1));
+  // The losses are means per optimiser step (each step's micro-batches sum to its loss), like TRL's and
+  // verl's; the ratios and fractions below are token-weighted means over every step.
   PolicyLossMetrics& l = stats.loss;
+  const double steps = static_cast<double>(std::max<int64_t>(stats.optimizer_steps, 1));
+  l.loss /= steps;
+  l.policy_loss /= steps;
+  l.kl_loss /= steps;
+  l.entropy_bonus /= steps;
+  const double w = static_cast<double>(std::max<int64_t>(stats.loss.tokens, 1));
   l.clip_frac_low /= w;
   l.clip_frac_high /= w;
   l.dual_clip_frac /= w;

@@ -22,7 +22,7 @@ struct UpdateOptions {
 };
 
 struct UpdateStats {
-  PolicyLossMetrics loss;  // token-weighted over the step's micro-batches
+  PolicyLossMetrics loss;  // losses: means per optimiser step; fractions and ratios: token-weighted means
   double grad_norm = 0.0;  // of the last optimiser step, before clipping
   int64_t optimizer_steps = 0;
   int64_t tokens = 0;      // response tokens that entered the loss, summed over epochs

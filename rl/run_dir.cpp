@@ -12,10 +12,9 @@ namespace fs = std::filesystem;
 
 namespace {
 const std::set<std::string>& run_files() {
-  static const std::set<std::string> names = {"config.yaml",   "metrics.jsonl", "eval.jsonl",
-                                              "samples.jsonl", "sft.jsonl",     "checkpoints",
-                                              "sft",           "sft.tmp",       "sft.old",
-                                              "report.html"};
+  static const std::set<std::string> names = {"config.yaml", "metrics.jsonl",  "eval.jsonl",  "samples.jsonl",
+                                              "sft.jsonl",   "segments.jsonl", "checkpoints", "sft",
+                                              "sft.tmp",     "sft.old",        "report.html"};
   return names;
 }
 }  // namespace

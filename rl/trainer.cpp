@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <limits>
 
@@ -13,8 +14,8 @@
 #include "rl/report/run_report.h"
 #include "rl/reward_failure.h"
 #include "rl/rl_step.h"
-#include "rl/run_dir.h"
 #include "rl/run_config_schema.h"
+#include "rl/run_dir.h"
 #include "rl/run_log.h"
 #include "rl/train_state.h"
 #include "runtime/backend.h"
@@ -39,6 +40,36 @@ nlohmann::json eval_json(int64_t step, const EvalResult& e) {
                       {"seconds", e.seconds}};
   for (const auto& [k, v] : e.pass_at_k) j["pass@" + std::to_string(k)] = v;
   return j;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// config.yaml is the config the latest segment runs with (a later --resume reads it), and segments.jsonl
+// says what each segment changed: so an override given with --resume is kept by the next one.
+void record_segment(const std::string& out_dir, const std::string& config_yaml, const RunSegment& segment,
+                    const TrainProgress& progress) {
+  io::write_file_atomic(out_dir + "/config.yaml", config_yaml);
+  const std::string path = out_dir + "/segments.jsonl";
+  int64_t earlier = 0;
+  if (std::filesystem::exists(path))
+    for (char ch : io::read_file(path)) earlier += ch == '\n';
+  nlohmann::json overrides = nlohmann::json::array();
+  for (const auto& [key, value] : segment.overrides)
+    overrides.push_back(key.rfind('~', 0) == 0 ? key : key + "=" + value);
+  JsonlLog(path).write({{"segment", earlier + 1},
+                        {"resumed", segment.resume},
+                        {"from_step", progress.step},
+                        {"from_sft_step", progress.sft_step},
+                        {"config", segment.config},
+                        {"overrides", overrides},
+                        {"started", utc_now()}});
 }
 
 // Per-token view of one response for samples.jsonl: what a researcher inspects.
@@ -186,18 +217,19 @@ void Trainer::log_progress(const std::string& line) const {
   if (c_.log.progress && comm_.writer()) stderr_console().line(line);
 }
 
-TrainSummary Trainer::run(bool resume) {
+TrainSummary Trainer::run(const RunSegment& segment) {
   std::string last_checkpoint = "none";
   try {
-    return run_unchecked(resume, last_checkpoint);
+    return run_unchecked(segment, last_checkpoint);
   } catch (const NonFiniteError& e) {
     throw NonFiniteError(std::string(e.what()) + "; nothing was saved after it; last good checkpoint: " +
                          last_checkpoint);
   }
 }
 
-TrainSummary Trainer::run_unchecked(bool resume, std::string& last_checkpoint) {
+TrainSummary Trainer::run_unchecked(const RunSegment& segment, std::string& last_checkpoint) {
   namespace fs = std::filesystem;
+  const bool resume = segment.resume;
   const std::string& out_dir = c_.train.out_dir;
   const std::string config_yaml = resolved_config_yaml(c_);
   const bool writer = comm_.writer();  // rank 0 of a data-parallel run; the other ranks write nothing
@@ -215,19 +247,27 @@ TrainSummary Trainer::run_unchecked(bool resume, std::string& last_checkpoint) {
   if (resume) {
     auto latest = latest_checkpoint(out_dir);
     GTPO_CHECK(latest.has_value(), "--resume: ", out_dir, " has no checkpoint (checkpoints/latest is missing)");
+    progress = read_train_progress(*latest);
+    GTPO_CHECK(progress.seed == c_.train.seed, "--resume: the checkpoint was trained with train.seed ",
+               progress.seed, " but the config says ", c_.train.seed);
+    if (progress.sft_done && progress.step >= c_.train.steps) {  // evaluated and saved already: nothing to do
+      summary.already_complete = true;
+      summary.steps = progress.step;
+      summary.sft_steps = c_.sft.steps;
+      summary.accuracy_before_rl = progress.start_accuracy;
+      summary.checkpoint = *latest;
+      return summary;
+    }
     const std::string weights = *latest + "/model.safetensors";
     model::load_weights(policy_, io::SafetensorsFile::load(weights), weights);
-    progress = read_train_progress(*latest);
     load_optimizer_state(*latest, progress.sft_done ? optimizer : sft_optimizer);
     if (reference) load_reference_weights(*latest, *reference);
-    GTPO_CHECK(progress.seed == c_.train.seed, "--resume: the checkpoint was trained with train.seed ", progress.seed,
-               " but the config says ", c_.train.seed);
     last_checkpoint = *latest;
-    log_progress("resumed from " + *latest + (progress.sft_done ? " at step " + std::to_string(progress.step)
-                                                                 : " at SFT step " + std::to_string(progress.sft_step)));
-  } else if (writer) {
-    io::write_file_atomic(out_dir + "/config.yaml", config_yaml);
+    log_progress("resumed from " + *latest +
+                 (progress.sft_done ? " at step " + std::to_string(progress.step)
+                                    : " at SFT step " + std::to_string(progress.sft_step)));
   }
+  if (writer) record_segment(out_dir, config_yaml, segment, progress);
   const int64_t keep = resume ? progress.step : 0;
   auto log_file = [&](const char* name) { return writer ? JsonlLog(out_dir + name, keep) : JsonlLog(); };
   JsonlLog metrics_log = log_file("/metrics.jsonl");

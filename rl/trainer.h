@@ -29,6 +29,15 @@ struct TrainSummary {
   bool interrupted = false;          // stopped by request_stop before the end
   int stop_signal = 0;               // the signal that asked for the stop (SIGINT, SIGTERM), 0 = none
   std::string checkpoint;            // the last checkpoint written
+  bool already_complete = false;     // resumed a run that had done every step: nothing ran, nothing written
+};
+
+// What one `gtpo train` invocation adds to a run: the first one, or a --resume. Each is a line of
+// RUN/segments.jsonl, so that a run says which overrides changed its config.yaml and from which step.
+struct RunSegment {
+  bool resume = false;
+  std::string config;         // the config file read (RUN/config.yaml when resuming)
+  ConfigOverrides overrides;  // the command line's overrides, as given
 };
 
 // Asks a running trainer to stop after the current step (SFT or RL) and write a final checkpoint; SIGNAL
@@ -45,13 +54,16 @@ class Trainer {
   // and evaluates, and every rank resumes from the same checkpoint (docs/distributed.md).
   Trainer(model::Transformer& policy, const data::Tokenizer& tokenizer, const ProblemSource& source,
           const RunConfig& config, dist::Communicator& comm = dist::single_process());
-  // Continues from the run directory's latest checkpoint when resume is true; otherwise train.out_dir must
-  // be empty or absent (rl/run_dir.h). A non-finite loss, gradient norm or weight stops the run with
-  // NonFiniteError naming the step, the quantity and the last good checkpoint; nothing is saved after it.
-  TrainSummary run(bool resume);
+  // Continues from the run directory's latest checkpoint when segment.resume is true; otherwise
+  // train.out_dir must be empty or absent (rl/run_dir.h). A resumed run that has done train.steps RL steps
+  // returns at once (already_complete) and writes nothing. Otherwise config.yaml becomes this config (the
+  // next --resume starts from it) and segments.jsonl gains the segment. A non-finite loss, gradient norm or
+  // weight stops the run with NonFiniteError naming the step, the quantity and the last good checkpoint;
+  // nothing is saved after it.
+  TrainSummary run(const RunSegment& segment);
 
  private:
-  TrainSummary run_unchecked(bool resume, std::string& last_checkpoint);
+  TrainSummary run_unchecked(const RunSegment& segment, std::string& last_checkpoint);
   void log_progress(const std::string& line) const;
 
   model::Transformer& policy_;

@@ -77,3 +77,58 @@ TEST_CASE("policy update: positive advantages gain probability, negative ones lo
     CHECK(down < 0.0);
   }
 }
+
+TEST_CASE("policy update: loss, policy_loss and kl_loss are means per optimiser step",
+          "[rl][update][metrics]") {
+  // With lr 0 every epoch sees the same weights, so each optimiser step has the same losses: their mean over
+  // two epochs equals one epoch's values (a sum would be twice them).
+  auto task = data::make_task("arith", {});
+  rl::ProblemSource source = rl::ProblemSource::from_task(std::move(task), 1);
+  data::CharTokenizer tok(source.alphabet());
+  model::ModelConfig c;
+  c.architecture = model::Architecture::llama;
+  c.vocab_size = tok.vocab_size();
+  c.hidden_size = 32;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.intermediate_size = 64;
+  c.max_position_embeddings = 64;
+  c.norm_eps = 1e-6f;
+  model::Transformer m(c), reference(c);
+  m.init_weights(3);
+  reference.init_weights(4);  // a different reference: the KL term is not 0
+  model::SamplingOptions so;
+  so.group_size = 4;
+  so.max_new_tokens = 8;
+  rl::attach_tokenizer(so, tok);
+  rl::RlConfig rl = rl::defaults_for("grpo");
+  rl.dynamic_sampling = false;
+  rl.overlong = rl::Overlong::None;
+  rl.kl_coef = 0.1;
+  uint64_t cursor = 0;
+  rl::RolloutBatch batch = rl::collect_rollouts(m, tok, source, cursor, 2, so, rl);
+  for (size_t i = 0; i < batch.items.size(); ++i)
+    batch.items[i].verdict.correct = batch.responses[i].correct = i % 2;
+  const rl::Grouping groups = batch.groups();
+  rl::BatchContext context;
+  context.groups = &groups;
+  const rl::AdvantageResult adv = rl::compute_advantages(batch.responses, rl, context);
+  rl::UpdateOptions uo;
+  uo.lr = 0.0f;
+  auto update = [&](int epochs) {
+    rl::RlConfig r = rl;
+    r.ppo_epochs = epochs;
+    optim::AdamW adam(m.parameters(), {0.0f, 0.9f, 0.99f, 1e-8f, 0.0f});
+    return rl::run_policy_update(m, adam, batch, adv, r, uo, &reference);
+  };
+  const rl::UpdateStats one = update(1), two = update(2);
+  REQUIRE(one.optimizer_steps == 1);
+  REQUIRE(two.optimizer_steps == 2);
+  CHECK(one.loss.kl_loss != 0.0);
+  CHECK(two.loss.loss == one.loss.loss);
+  CHECK(two.loss.policy_loss == one.loss.policy_loss);
+  CHECK(two.loss.kl_loss == one.loss.kl_loss);
+  CHECK(two.loss.approx_kl == one.loss.approx_kl);
+  CHECK(two.tokens == 2 * one.tokens);  // loss_tokens: summed over epochs, as documented
+}

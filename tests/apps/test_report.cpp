@@ -161,11 +161,13 @@ TEST_CASE("report: --csv writes metrics and eval per step, and bad arguments are
   CHECK_THROWS_WITH(call_command({"report", run + "/missing"}, apps::run_report), Contains("is not a directory"));
 }
 
-TEST_CASE("report: docs/metrics.md documents every key of metrics.jsonl, eval.jsonl, samples.jsonl and sft.jsonl",
-          "[report][docs]") {
+TEST_CASE(
+    "report: docs/metrics.md documents every key of metrics.jsonl, eval.jsonl, samples.jsonl, sft.jsonl and "
+    "segments.jsonl",
+    "[report][docs]") {
   const std::string run = train_run("report_docs");
   const std::string doc = io::read_file(std::string(GTPO_SOURCE_DIR) + "/docs/metrics.md");
-  for (const char* file : {"metrics.jsonl", "eval.jsonl", "samples.jsonl", "sft.jsonl"}) {
+  for (const char* file : {"metrics.jsonl", "eval.jsonl", "samples.jsonl", "sft.jsonl", "segments.jsonl"}) {
     const std::string heading = std::string("## `") + file + "`";
     const std::size_t at = doc.find(heading);
     INFO("docs/metrics.md section " << heading);

@@ -4,8 +4,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -14,6 +14,7 @@
 
 #include "apps/commands.h"
 #include "model/checkpoint.h"
+#include "rl/run_config.h"
 #include "rl/train_state.h"
 #include "runtime/io/atomic_file.h"
 #include "tests/support/commands.h"
@@ -215,5 +216,82 @@ TEST_CASE("train: eval.before_rl false skips the evaluation when RL starts and c
     return j.dump();
   };
   CHECK(last_line(dir + "/with/eval.jsonl") == last_line(dir + "/without/eval.jsonl"));
+  fs::remove_all(dir);
+}
+
+namespace {
+std::vector<nlohmann::json> jsonl(const std::string& path) {
+  std::istringstream in(io::read_file(path));
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+}  // namespace
+
+TEST_CASE("train: overrides given with --resume are kept by the next --resume, and segments.jsonl lists them",
+          "[apps][train][resume]") {
+  const std::string dir = testing::fresh_temp_dir("train_resume_overrides");
+  const std::string run = dir + "/run";
+  io::write_file_atomic(dir + "/run.yaml", kConfig);
+  REQUIRE(call_command({"train", dir + "/run.yaml", "train.steps=2", "train.out_dir=" + run},
+                       apps::run_train) == 0);
+  REQUIRE(call_command({"train", "--resume", run, "train.steps=3", "sampler.temperature=0.75"},
+                       apps::run_train) == 0);
+  CHECK(rl::load_run_config(run + "/config.yaml").sampler.temperature == 0.75);
+  // The next resume names neither key: it keeps both (train.steps 3 would make this one a no-op).
+  REQUIRE(call_command({"train", "--resume", run, "train.steps=4"}, apps::run_train) == 0);
+  const rl::RunConfig last = rl::load_run_config(run + "/checkpoints/step-000004/run_config.yaml");
+  CHECK(last.sampler.temperature == 0.75);
+  CHECK(last.train.steps == 4);
+  CHECK(rl::load_run_config(run + "/config.yaml").train.steps == 4);
+  const std::vector<nlohmann::json> segments = jsonl(run + "/segments.jsonl");
+  REQUIRE(segments.size() == 3);
+  CHECK(segments[0]["segment"] == 1);
+  CHECK(segments[0]["resumed"] == false);
+  CHECK(segments[0]["config"] == dir + "/run.yaml");
+  CHECK(segments[0]["overrides"] == nlohmann::json{"train.steps=2", "train.out_dir=" + run});
+  CHECK(segments[1]["resumed"] == true);
+  CHECK(segments[1]["from_step"] == 2);
+  CHECK(segments[1]["config"] == run + "/config.yaml");
+  CHECK(segments[1]["overrides"] == nlohmann::json{"train.steps=3", "sampler.temperature=0.75"});
+  CHECK(segments[2]["segment"] == 3);
+  CHECK(segments[2]["from_step"] == 3);
+  CHECK(segments[2]["overrides"] == nlohmann::json{"train.steps=4"});
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "train: --resume of a finished run changes nothing, and rl.algo and task.name cannot change on resume",
+    "[apps][train][resume]") {
+  const std::string dir = testing::fresh_temp_dir("train_resume_finished");
+  const std::string run = dir + "/run";
+  io::write_file_atomic(dir + "/run.yaml", kConfig);
+  REQUIRE(call_command({"train", dir + "/run.yaml", "train.steps=2", "train.out_dir=" + run},
+                       apps::run_train) == 0);
+  const auto files = [&] {
+    std::vector<std::string> out;
+    for (const char* f : {"config.yaml", "segments.jsonl", "metrics.jsonl", "eval.jsonl", "samples.jsonl",
+                          "checkpoints/latest"})
+      out.push_back(io::read_file(run + "/" + f));
+    return out;
+  };
+  const std::vector<std::string> before = files();
+  REQUIRE(jsonl(run + "/eval.jsonl").size() == 2);  // before RL and after step 2
+  REQUIRE(call_command({"train", "--resume", run}, apps::run_train) == 0);
+  REQUIRE(call_command({"train", "--resume", run, "train.steps=1", "sampler.temperature=0.5"},
+                       apps::run_train) == 0);
+  CHECK(files() == before);  // no second evaluation, no new segment, config.yaml untouched
+  CHECK_THROWS_WITH(
+      call_command({"train", "--resume", run, "rl.algo=grpo", "train.steps=3"}, apps::run_train),
+      Catch::Contains("rl.algo grpo differs from the run's gtpo") &&
+          Catch::Contains("train.init_from=" + run + "/checkpoints/step-000002"));
+  CHECK_THROWS_WITH(
+      call_command({"train", "--resume", run, "task.name=countdown", "train.steps=3"}, apps::run_train),
+      Catch::Contains("task.name countdown differs from the run's arith"));
+  CHECK(files() == before);
+  // A larger train.steps trains on: one more step, one more evaluation.
+  REQUIRE(call_command({"train", "--resume", run, "train.steps=3"}, apps::run_train) == 0);
+  CHECK(jsonl(run + "/metrics.jsonl").size() == 3);
+  CHECK(jsonl(run + "/eval.jsonl").size() == 3);
   fs::remove_all(dir);
 }
