@@ -43,6 +43,27 @@ bool ignorable_extra(const std::string& name, const Transformer& model) {
   return name == "lm_head.weight" && model.config().tie_word_embeddings;
 }
 
+// A tied model's head is its embedding; a file that also holds lm_head.weight must hold that same matrix,
+// or gtpo (the embedding) and transformers (which loads the file's head) would compute different models.
+void check_tied_head_copy(const Transformer& model, const io::SafetensorsFile& file,
+                          const io::SafetensorsEntry& head) {
+  const std::string name = model.config().is_gpt2() ? "transformer.wte.weight" : "model.embed_tokens.weight";
+  const Tensor embedding = model.parameters().get(name);
+  const std::vector<int64_t> dims = embedding.shape().dims();
+  GTPO_CHECK(head.shape == dims, file.label(), ": tensor 'lm_head.weight' has shape ", shape_text(head.shape),
+             " but tie_word_embeddings is true, so the head is '", name, "' ", shape_text(dims),
+             ": set tie_word_embeddings false to use the file's head, or remove it from the file");
+  std::vector<float> values(static_cast<size_t>(embedding.numel()));
+  file.read_f32_into("lm_head.weight", values);
+  const std::vector<float> tied = embedding.to_vector();
+  for (size_t i = 0; i < values.size(); ++i)
+    GTPO_CHECK(
+        values[i] == tied[i], file.label(), ": tensor 'lm_head.weight' differs from '", name, "' (element ",
+        i, ": ", values[i], " against ", tied[i], ") but tie_word_embeddings is true, so gtpo ",
+        "would use the embedding as the head while transformers loads the file's: set tie_word_embeddings ",
+        "false in the config to use the file's head, or remove lm_head.weight from the file");
+}
+
 }  // namespace
 
 void add_weights(io::SafetensorsWriter& writer, const Transformer& model, const std::string& store_as) {
@@ -103,6 +124,10 @@ void load_weights(Transformer& model, const std::vector<io::SafetensorsFile>& fi
     GTPO_CHECK(used.count(name) || ignorable_extra(name, model), located.first->label(), ": unexpected tensor '",
                name, "' (", located.second->dtype, " ", shape_text(located.second->shape), "): this ",
                architecture_name(model.config().architecture), " config has no such parameter");
+  if (model.config().tie_word_embeddings) {
+    const auto [file, entry] = find("lm_head.weight");
+    if (entry != nullptr) check_tied_head_copy(model, *file, *entry);
+  }
 }
 
 std::vector<io::SafetensorsFile> open_weight_files(const std::string& dir, std::string* label) {

@@ -106,5 +106,25 @@ TEST_CASE("checkpoint: corrupt, truncated and mismatched files give clear errors
     CHECK_THROWS_WITH(load_model(dir), Contains("neither config.yaml (a gtpo checkpoint) nor config.json"));
   }
   SECTION("not a directory") { CHECK_THROWS_WITH(load_model(dir + "/nope"), Contains("is not a directory")); }
+  SECTION("a tied config with another lm_head.weight in the file names the file and both tensors") {
+    const auto tie = [&] {
+      std::string cfg = io::read_file(dir + "/config.yaml");
+      cfg.replace(cfg.find("tie_word_embeddings: false"), 26, "tie_word_embeddings: true");
+      io::write_file_atomic(dir + "/config.yaml", cfg);
+    };
+    tie();
+    CHECK_THROWS_WITH(load_model(dir), Contains(weights) &&
+                                           Contains("tensor 'lm_head.weight' differs from "
+                                                    "'model.embed_tokens.weight' (element 0") &&
+                                           Contains("tie_word_embeddings"));
+    // The same matrix written out twice, as save_pretrained may do, loads.
+    m.parameters().get("lm_head.weight").copy_(m.parameters().get("model.embed_tokens.weight"));
+    save_model(dir, m, nullptr);
+    tie();
+    LoadedModel loaded = load_model(dir);
+    CHECK(loaded.model->config().tie_word_embeddings);
+    CHECK(loaded.model->parameters().get("model.embed_tokens.weight").to_vector() ==
+          m.parameters().get("lm_head.weight").to_vector());
+  }
   std::filesystem::remove_all(dir);
 }
