@@ -102,6 +102,7 @@ int run_sample(int argc, char** argv) {
   if (tok) {
     o.eos_id = tok->eos_id();
     o.pad_id = tok->pad_id() >= 0 ? tok->pad_id() : 0;
+    o.sampleable_ids = tok->vocab_size();  // never an id the tokenizer cannot decode
     o.decode = [tok](const std::vector<int32_t>& ids) { return tok->decode(ids); };
   }
   if (args.has("--stop")) o.stop_strings.push_back(args.get("--stop", ""));

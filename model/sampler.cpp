@@ -90,6 +90,9 @@ void validate(const Transformer& model, const std::vector<PromptInput>& prompts,
   GTPO_CHECK(o.top_k >= 0, "sample: top_k must be >= 0, got ", o.top_k);
   GTPO_CHECK(o.stop_strings.empty() || o.decode, "sample: stop strings need a tokenizer to decode text");
   const ModelConfig& c = model.config();
+  GTPO_CHECK(o.sampleable_ids >= 0 && o.sampleable_ids <= c.vocab_size, "sample: the sampleable ids [0, ",
+             o.sampleable_ids, ") (the tokenizer's size) must lie within the model's vocabulary of ",
+             c.vocab_size);
   for (size_t p = 0; p < prompts.size(); ++p) {
     GTPO_CHECK(!prompts[p].tokens.empty(), "sample: prompt ", p, " is empty");
     for (int32_t t : prompts[p].tokens)
@@ -180,6 +183,7 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
   std::vector<int64_t> logits_row(static_cast<size_t>(R));  // row r's row of logits (valid while r is fed)
   for (int64_t r = 0; r < R; ++r) logits_row[static_cast<size_t>(r)] = r;
   const float report_temperature = o.temperature > 0.0f ? o.temperature : 1.0f;
+  const int64_t choice_ids = o.sampleable_ids > 0 ? o.sampleable_ids : V;  // a prefix of each row of logits
   int64_t generated = 0;
   // The decode time by part (SamplerStats). The wait for a step's forward ends at the next step's top, where
   // the logits are read anyway; on the CPU the synchronisation is free.
@@ -220,8 +224,8 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
         chosen[static_cast<size_t>(r)] =
             done[static_cast<size_t>(r)]
                 ? o.pad_id
-                : choose_token(host_logits + logits_row[static_cast<size_t>(r)] * V, V, o.temperature, o.top_k,
-                               o.top_p, u, scratch);
+                : choose_token(host_logits + logits_row[static_cast<size_t>(r)] * V, choice_ids,
+                               o.temperature, o.top_k, o.top_p, u, scratch);
       }
     });
     choose_s += since(mark);

@@ -25,6 +25,11 @@ struct SamplingOptions {
   int32_t eos_id = -1;       // -1: no end-of-sequence token
   std::vector<int32_t> extra_eos_ids;  // more ids that end a sample as eos_id does (FinishReason::eos)
   int32_t pad_id = 0;        // fed for left padding (and finished rows, see below); never attended to
+  // Only ids [0, sampleable_ids) are ever chosen (0: every id of the model's vocabulary). Set to the
+  // tokenizer's size, so that a model with more embedding rows than the tokenizer has entries (Qwen2.5:
+  // 151,936 against 151,665) never samples an id nothing can decode. Log-probs and entropies stay those of
+  // the full distribution, as the update computes them (as for top-k and top-p).
+  int64_t sampleable_ids = 0;
   // Finished rows leave the decode batch where the backend can read a subset of the cache's rows
   // (Capability::attention_kv_rows): the same samples, bit for bit, without computing rows nobody reads.
   // false feeds them a pad every step instead (the reference the tests compare with).

@@ -14,6 +14,7 @@ namespace gtpo::rl {
 void attach_tokenizer(model::SamplingOptions& sampling, const data::Tokenizer& tokenizer) {
   sampling.eos_id = tokenizer.eos_id();
   sampling.pad_id = tokenizer.pad_id() >= 0 ? tokenizer.pad_id() : 0;
+  sampling.sampleable_ids = tokenizer.vocab_size();  // never an id the tokenizer cannot decode
   const data::Tokenizer* tok = &tokenizer;
   sampling.decode = [tok](const std::vector<int32_t>& ids) { return tok->decode(ids); };
 }

@@ -95,3 +95,21 @@ TEST_CASE("apps: sample checks its flags", "[apps][sample]") {
              apps::run_sample) == 0);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("apps: sample never draws an id past the tokenizer's entries from a larger embedding",
+          "[apps][sample]") {
+  // As with Qwen2.5 (151,936 embedding rows, 151,665 tokenizer entries): here 400 rows, a few characters.
+  const std::string dir = testing::fresh_temp_dir("apps_sample_extra_rows");
+  io::write_file_atomic(
+      dir + "/model.yaml",
+      "model:\n  architecture: llama\n  vocab_size: 400\n  hidden_size: 32\n  num_hidden_layers: 2\n"
+      "  num_attention_heads: 4\n  max_position_embeddings: 64\ntokenizer:\n  kind: char\n"
+      "  alphabet: \"ab \"\n");
+  REQUIRE(call_command({"init", dir + "/model.yaml", "--out", dir + "/ckpt"}, apps::run_init) == 0);
+  // Nearly every row's mass lies on the 390-odd ids nothing decodes; before, the first one sampled ended the
+  // command.
+  CHECK(call_command({"sample", "--checkpoint", dir + "/ckpt", "--prompt", "ab", "-n", "16",
+                      "--max-new-tokens", "20", "--temperature", "1", "--jsonl"},
+                     apps::run_sample) == 0);
+  std::filesystem::remove_all(dir);
+}

@@ -237,6 +237,44 @@ TEST_CASE("sampler: top-k and top-p keep only the most probable tokens", "[model
   CHECK(choose_token(logits.data(), 5, 1.0f, 0, 1.0f, 0.999999, scratch) == 4);
 }
 
+TEST_CASE("sampler: ids past sampleable_ids are never chosen, and log-probs stay the full distribution's",
+          "[model][sampler]") {
+  // A model with more embedding rows than its tokenizer has entries (Qwen2.5's 151,936 against 151,665).
+  for (float temperature : {0.0f, 1.0f, 3.0f}) {
+    INFO("temperature " << temperature);
+    Transformer m = make_model(Architecture::llama, 4);
+    SamplingOptions o;
+    o.group_size = 16;
+    o.max_new_tokens = 12;
+    o.temperature = temperature;
+    const std::vector<Sample> all = sample_groups(m, prompts(), o);
+    o.sampleable_ids = 6;
+    const std::vector<Sample> limited = sample_groups(m, prompts(), o);
+    int64_t beyond = 0;
+    for (const Sample& s : all)
+      for (int32_t t : s.tokens) beyond += t >= 6;
+    CHECK(beyond > 0);  // without the limit, ids past it are sampled
+    for (const Sample& s : limited) {
+      for (int32_t t : s.tokens) CHECK(t < 6);
+      std::vector<float> lp, ent;
+      score(m, s, temperature > 0.0f ? temperature : 1.0f, lp, ent);
+      for (size_t i = 0; i < lp.size(); ++i) {
+        CHECK(s.logprobs[i] == Approx(lp[i]).margin(1e-5));
+        CHECK(s.entropies[i] == Approx(ent[i]).margin(1e-5));
+      }
+    }
+  }
+  std::vector<float> logits = {0.0f, 3.0f, 1.0f, 2.0f, 9.0f};  // id 4, the most probable, lies past the limit
+  std::vector<std::pair<double, int32_t>> scratch;
+  CHECK(choose_token(logits.data(), 4, 0.0f, 0, 1.0f, 0.5, scratch) == 1);
+  CHECK(choose_token(logits.data(), 4, 1.0f, 0, 1.0f, 0.999999, scratch) == 3);
+  Transformer m = make_model(Architecture::gpt2, 1);
+  SamplingOptions o;
+  o.sampleable_ids = 24;
+  CHECK_THROWS_WITH(sample_groups(m, {{0, {1}}}, o),
+                    Catch::Contains("sampleable ids [0, 24)") && Catch::Contains("model's vocabulary of 23"));
+}
+
 TEST_CASE("sampler: bad options and prompts are errors", "[model][sampler][errors]") {
   Transformer m = make_model(Architecture::gpt2, 1);
   SamplingOptions o;
