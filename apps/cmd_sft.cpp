@@ -42,6 +42,7 @@ int run_sft(int argc, char** argv) {
   GTPO_CHECK(config.sft.steps > 0, "sft: sft.steps is 0; set it in the config or as sft.steps=N");
   print_config_notes(config);
   RunObjects run = build_run(config);
+  print_warnings(run);
   const std::string out = args.get("--out", config.train.out_dir + "/sft");
   model::check_replaceable_checkpoint(out, "sft --out");  // before the work, not after it
   rl::JsonlLog log(config.train.out_dir + "/sft.jsonl", 0);

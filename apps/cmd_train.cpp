@@ -131,6 +131,7 @@ int run_train(int argc, char** argv) {
   const bool overwrite = !resume && args.has("--overwrite");
   if (writer && !resume && !overwrite) rl::require_fresh_run_directory(config.train.out_dir);
   RunObjects run = build_run(config);
+  if (writer) print_warnings(run);
   if (writer && overwrite) rl::clear_run_directory(config.train.out_dir);
   install_stop_handler();
   if (writer)

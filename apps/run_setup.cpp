@@ -1,11 +1,13 @@
 #include "apps/run_setup.h"
 
 #include <omp.h>
-
+#include <signal.h>
 #include <unistd.h>
 
-#include <signal.h>
 #include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
 
 #include "apps/device_setup.h"
 #include "data/tasks/registry.h"
@@ -29,6 +31,36 @@ std::unique_ptr<data::Tokenizer> make_tokenizer(const rl::TokenizerSection& t, c
       return data::load_tokenizer(t.file);
   }
   fail("tokenizer: unknown kind");
+}
+
+// A model this large is a pretrained one (the toy tasks' models have well under a million parameters).
+constexpr int64_t kPretrainedSizeParameters = 20'000'000;
+
+// The keys whose values differ between a config's model section and a checkpoint's model (vocab_size 0,
+// "the tokenizer's", differs from nothing), for the warning that the section is ignored.
+std::vector<std::string> differing_model_keys(model::ModelConfig section,
+                                              const model::ModelConfig& checkpoint) {
+  if (section.vocab_size == 0) section.vocab_size = checkpoint.vocab_size;
+  // "  key: value" lines of each; a key only one of them writes (mlp_bias, head_dim, ...) differs too.
+  const auto entries = [](const model::ModelConfig& c) {
+    std::map<std::string, std::string> out;
+    std::istringstream in(model::model_config_to_yaml(c));
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("  ", 0) == 0) out[line.substr(2, line.find(':') - 2)] = line.substr(line.find(':') + 2);
+    return out;
+  };
+  const std::map<std::string, std::string> mine = entries(section), theirs = entries(checkpoint);
+  std::set<std::string> names;
+  for (const auto& [key, value] : mine) names.insert(key);
+  for (const auto& [key, value] : theirs) names.insert(key);
+  std::vector<std::string> keys;
+  for (const std::string& key : names) {
+    const auto a = mine.find(key), b = theirs.find(key);
+    const std::string left = a == mine.end() ? "unset" : a->second,
+                      right = b == theirs.end() ? "unset" : b->second;
+    if (left != right) keys.push_back(key + " (config " + left + ", checkpoint " + right + ")");
+  }
+  return keys;
 }
 
 void stop_handler(int signal) {
@@ -76,7 +108,21 @@ RunObjects build_run(rl::RunConfig& c) {
     tokenizer_from_checkpoint = loaded.tokenizer != nullptr;
     run.tokenizer = loaded.tokenizer ? std::move(loaded.tokenizer)
                                      : make_tokenizer(c.tokenizer, *run.source, run.model->config().vocab_size);
+    if (c.model) {
+      const std::vector<std::string> keys = differing_model_keys(*c.model, run.model->config());
+      if (!keys.empty())
+        run.warnings.push_back("the config's model: section is ignored: train.init_from " +
+                               c.train.init_from + " brings its own model, which differs in " +
+                               config::join(keys));
+    }
     c.model = run.model->config();
+    if (c.optim.lr == rl::OptimSection{}.lr && run.model->parameters().numel() >= kPretrainedSizeParameters)
+      run.warnings.push_back("optim.lr is " + config::format_double(c.optim.lr) +
+                             ", its default for tiny models, "
+                             "while train.init_from starts from a trained model of " +
+                             std::to_string(run.model->parameters().numel() / 1000000) +
+                             "M parameters: fine-tuning one usually wants 1e-6 to 1e-5 (TRL's GRPO default "
+                             "is 1e-6); set optim.lr");
   } else {
     GTPO_CHECK(c.model.has_value(), "the config needs a model: section or train.init_from");
     run.tokenizer = make_tokenizer(c.tokenizer, *run.source, c.model->vocab_size);
@@ -96,6 +142,10 @@ RunObjects build_run(rl::RunConfig& c) {
 
 void print_config_notes(const rl::RunConfig& config) {
   for (const std::string& note : config.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+}
+
+void print_warnings(const RunObjects& run) {
+  for (const std::string& warning : run.warnings) std::fprintf(stderr, "warning: %s\n", warning.c_str());
 }
 
 }  // namespace gtpo::apps

@@ -2,6 +2,8 @@
 // wiring between rl::RunConfig and the layers.
 #pragma once
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "apps/args.h"
 #include "data/tokenizer/tokenizer.h"
@@ -16,6 +18,9 @@ struct RunObjects {
   std::unique_ptr<data::Tokenizer> tokenizer;
   std::unique_ptr<model::Transformer> model;
   std::unique_ptr<rl::ProblemSource> source;
+  // What the config most likely did not mean (a model: section that init_from overrides, optim.lr at its
+  // default for a large trained model): the caller's writer prints them (print_warnings).
+  std::vector<std::string> warnings;
 };
 
 // Builds the problem source, the tokenizer and the model (from train.init_from, or freshly initialised
@@ -25,6 +30,8 @@ struct RunObjects {
 RunObjects build_run(rl::RunConfig& config);
 // Prints the notes parsing left for the user (dropped task options, ...) to stderr.
 void print_config_notes(const rl::RunConfig& config);
+// Prints RunObjects::warnings to stderr.
+void print_warnings(const RunObjects& run);
 // The "--device cpu|cuda" argument of train and sft as the config override train.device=VALUE (checked
 // here, so a bad value names the flag); nothing when the flag is absent.
 void add_device_override(const Args& args, rl::ConfigOverrides& overrides);

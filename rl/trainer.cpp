@@ -160,31 +160,40 @@ std::vector<RunKey> schema::train_keys() {
       field("train", "seed", &RunConfig::train, &TrainSection::seed, config::integer<uint64_t>(0),
             "seed of initialisation, data order and sampling"),
       field("train", "out_dir", &RunConfig::train, &TrainSection::out_dir, config::text(),
-            "run directory: config, metrics.jsonl, samples, checkpoints; must be new or empty (gtpo train --resume "
+            "run directory: config, metrics.jsonl, samples, checkpoints; must be new or empty (gtpo train "
+            "--resume "
             "continues a run, --overwrite starts over)"),
-      field("train", "init_from", &RunConfig::train, &TrainSection::init_from, config::text(),
-            "checkpoint directory to start from; empty = a new model from the model section and train.seed"),
+      field(
+          "train", "init_from", &RunConfig::train, &TrainSection::init_from, config::text(),
+          "checkpoint directory to start from (its own model config is used: a model section that differs is "
+          "ignored, with a warning); empty = a new model from the model section and train.seed"),
       field("train", "checkpoint_every", &RunConfig::train, &TrainSection::checkpoint_every, i64(0),
             "checkpoint every this many steps; 0 = only at the end"),
       field("train", "keep_checkpoints", &RunConfig::train, &TrainSection::keep_checkpoints, i64(0),
-            "keep only the newest this many checkpoints (older ones are deleted after each save); 0 = keep all"),
+            "keep only the newest this many checkpoints (older ones are deleted after each save); 0 = keep "
+            "all"),
       field("train", "sample_every", &RunConfig::train, &TrainSection::sample_every, i64(0),
             "log sampled completions every this many steps; 0 = never"),
       field("train", "threads", &RunConfig::train, &TrainSection::threads, i64(0),
             "CPU threads; 0 = the library default"),
-      field("train", "device", &RunConfig::train, &TrainSection::device,
-            config::choice<Device>({{"cpu", Device::cpu}, {"cuda", Device::cuda}}),
-            "where the model lives and every op runs (cuda needs a GPU build and a visible GPU; docs/cuda.md)"),
+      field(
+          "train", "device", &RunConfig::train, &TrainSection::device,
+          config::choice<Device>({{"cpu", Device::cpu}, {"cuda", Device::cuda}}),
+          "where the model lives and every op runs (cuda needs a GPU build and a visible GPU; docs/cuda.md)"),
       field("train", "matmul_precision", &RunConfig::train, &TrainSection::matmul_precision,
-            config::choice<MatmulPrecision>(
-                {{"fp32", MatmulPrecision::fp32}, {"tf32", MatmulPrecision::tf32}, {"bf16", MatmulPrecision::bf16}}),
-            "GEMM (and GPU attention) inputs: fp32 exact; tf32 and bf16 round inputs for speed (device cuda only)"),
-      field("train", "deterministic", &RunConfig::train, &TrainSection::deterministic, config::boolean(),
-            "cuda: bitwise-repeatable kernels and cuBLAS at some speed cost; the CPU is always deterministic"),
+            config::choice<MatmulPrecision>({{"fp32", MatmulPrecision::fp32},
+                                             {"tf32", MatmulPrecision::tf32},
+                                             {"bf16", MatmulPrecision::bf16}}),
+            "GEMM (and GPU attention) inputs: fp32 exact; tf32 and bf16 round inputs for speed (device cuda "
+            "only)"),
+      field(
+          "train", "deterministic", &RunConfig::train, &TrainSection::deterministic, config::boolean(),
+          "cuda: bitwise-repeatable kernels and cuBLAS at some speed cost; the CPU is always deterministic"),
       // Read by apps/cmd_train.cpp, which builds the communicator the trainer gets.
       field("train", "collective_timeout_s", &RunConfig::train, &TrainSection::collective_timeout_s,
             config::number(0, std::numeric_limits<double>::infinity()),
-            "mpirun runs: a rank waiting this long for the others (one died or hangs) aborts the job; must exceed "
+            "mpirun runs: a rank waiting this long for the others (one died or hangs) aborts the job; must "
+            "exceed "
             "rank 0's eval and checkpoint time; 0 = wait forever (docs/distributed.md)"),
   };
 }

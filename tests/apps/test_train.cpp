@@ -17,6 +17,7 @@
 #include "rl/run_config.h"
 #include "rl/train_state.h"
 #include "runtime/io/atomic_file.h"
+#include "tests/support/child_process.h"
 #include "tests/support/commands.h"
 
 using namespace gtpo;
@@ -293,5 +294,48 @@ TEST_CASE(
   REQUIRE(call_command({"train", "--resume", run, "train.steps=3"}, apps::run_train) == 0);
   CHECK(jsonl(run + "/metrics.jsonl").size() == 3);
   CHECK(jsonl(run + "/eval.jsonl").size() == 3);
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "train: warnings for a model section that init_from overrides and a default lr on a large trained model",
+    "[apps][train][warnings]") {
+  const std::string dir = testing::fresh_temp_dir("train_init_warnings");
+  io::write_file_atomic(dir + "/run.yaml", kConfig);
+  io::write_file_atomic(dir + "/small.yaml",
+                        "model:\n  architecture: llama\n  vocab_size: 64\n  hidden_size: 32\n"
+                        "  num_hidden_layers: 2\n  num_attention_heads: 4\n  num_key_value_heads: 2\n"
+                        "  max_position_embeddings: 64\n");
+  // Over 20M parameters: a trained model, for which the toy default optim.lr 1e-3 is far too high.
+  io::write_file_atomic(dir + "/large.yaml",
+                        "model:\n  architecture: llama\n  vocab_size: 64\n  hidden_size: 1024\n"
+                        "  num_hidden_layers: 2\n  num_attention_heads: 4\n  num_key_value_heads: 2\n"
+                        "  max_position_embeddings: 64\n");
+  REQUIRE(call_command({"init", dir + "/small.yaml", "--out", dir + "/small"}, apps::run_init) == 0);
+  REQUIRE(call_command({"init", dir + "/large.yaml", "--out", dir + "/large"}, apps::run_init) == 0);
+  const auto train = [&](const std::string& init_from, const std::string& out, const std::string& more) {
+    return testing::run_shell(testing::gtpo_binary() + " train " + dir +
+                              "/run.yaml train.steps=0 sft.steps=0 " +
+                              "eval.before_rl=false train.init_from=" + dir + "/" + init_from +
+                              " train.out_dir=" + dir + "/" + out + " " + more);
+  };
+  const testing::ShellResult small = train("small", "a", "model.hidden_size=48");
+  INFO(small.output);
+  CHECK(small.code == 0);
+  CHECK_THAT(small.output,
+             Catch::Contains("warning: the config's model: section is ignored: train.init_from " + dir +
+                             "/small brings its own model, which differs in ") &&
+                 Catch::Contains("hidden_size (config 48, checkpoint 32)"));
+  CHECK_THAT(small.output, !Catch::Contains("max_position_embeddings (config"));
+  CHECK_THAT(small.output, !Catch::Contains("optim.lr"));
+  const testing::ShellResult large = train("large", "b", "model.hidden_size=1024");
+  INFO(large.output);
+  CHECK(large.code == 0);
+  CHECK_THAT(large.output, Catch::Contains("warning: optim.lr is 0.001, its default for tiny models, while "
+                                           "train.init_from starts from a trained model of 2"));
+  CHECK_THAT(large.output, !Catch::Contains("model: section is ignored"));
+  const testing::ShellResult set = train("large", "c", "model.hidden_size=1024 optim.lr=1e-6");
+  CHECK(set.code == 0);
+  CHECK_THAT(set.output, !Catch::Contains("optim.lr"));
   fs::remove_all(dir);
 }
