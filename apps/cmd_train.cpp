@@ -12,6 +12,7 @@
 #include "apps/commands.h"
 #include "apps/device_setup.h"
 #include "apps/run_setup.h"
+#include "rl/run_checks.h"
 #include "rl/run_config.h"
 #include "rl/run_dir.h"
 #include "rl/train_state.h"
@@ -126,6 +127,8 @@ int run_train(int argc, char** argv) {
       dist::make_device_communicator(config.train.collective_timeout_s, config.train.device == Device::cuda);
   const bool writer = comm->writer();
   if (writer) print_config_notes(config);
+  if (const std::string note = rl::reward_value_note(config); writer && !note.empty())
+    std::fprintf(stderr, "note: %s\n", note.c_str());
   // A run directory belongs to one run: checked before anything else; with --overwrite the old run is removed
   // only once this run's setup has passed its checks (a bad config must not cost the old run).
   const bool overwrite = !resume && args.has("--overwrite");

@@ -5,6 +5,7 @@
 
 #include "data/prompt_tokens.h"
 #include "model/memory_estimate.h"
+#include "rl/algorithm_registry.h"
 #include "rl/sft.h"
 #include "runtime/error.h"
 
@@ -78,6 +79,20 @@ void check_run_consistency(const RunConfig& c, const model::ModelConfig& m, cons
              c.sampler.group_size, " = ", rows, " sequences need about ", gib(need),
              " for their keys, values and logits, more than this machine's ", gib(have),
              " of memory: lower train.prompts_per_step or sampler.group_size");
+}
+
+std::string reward_value_note(const RunConfig& c) {
+  if (!find_algorithm(c.rl.algo).outcome_from_correctness) return "";
+  std::vector<std::string> valued;
+  for (const RewardFunctionConfig& f : c.reward.functions)
+    if (f.name != "correct" || !f.command.empty()) valued.push_back(f.name);
+  if (valued.empty()) return "";
+  return "rl.algo " + c.rl.algo + " shapes rewards from correctness alone: the values of reward.functions " +
+         config::join(valued) +
+         " enter only through the correctness they imply (a function's `correct` flag, " +
+         "else r_i >= reward.correct_threshold " + config::format_double(c.reward.correct_threshold) +
+         "), never as magnitudes; grpo, dr_grpo, dapo and dapo_forking use r_i itself (docs/algorithms.md, " +
+         "\"Rewards from reward functions\")";
 }
 
 }  // namespace gtpo::rl

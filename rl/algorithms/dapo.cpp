@@ -25,9 +25,15 @@ void dapo_compute(const AlgorithmInput& in, AdvantageResult& out) {
 }
 
 Algorithm dapo() {
-  return {"dapo", "DAPO: r = +-1 + soft overlong, group z-score, clip-higher, token-mean, dynamic sampling",
-          dapo_defaults, dapo_compute,
-          /*needs_entropies=*/false, /*token_level_shaping=*/false, /*sequence_level_loss=*/false, /*keys=*/nullptr};
+  return {"dapo",
+          "DAPO: r = +-1 + soft overlong, group z-score, clip-higher, token-mean, dynamic sampling",
+          dapo_defaults,
+          dapo_compute,
+          /*needs_entropies=*/false,
+          /*token_level_shaping=*/false,
+          /*sequence_level_loss=*/false,
+          /*outcome_from_correctness=*/false,
+          /*keys=*/nullptr};
 }
 
 }  // namespace gtpo::rl::algorithms

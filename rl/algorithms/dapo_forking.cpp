@@ -26,9 +26,15 @@ std::vector<RlKey> keys() {
 }  // namespace
 
 Algorithm dapo_forking() {
-  return {"dapo_forking", "DAPO with forking tokens: loss only on the top dapo_forking.rho entropy tokens",
-          defaults, compute,
-          /*needs_entropies=*/true, /*token_level_shaping=*/false, /*sequence_level_loss=*/false, keys};
+  return {"dapo_forking",
+          "DAPO with forking tokens: loss only on the top dapo_forking.rho entropy tokens",
+          defaults,
+          compute,
+          /*needs_entropies=*/true,
+          /*token_level_shaping=*/false,
+          /*sequence_level_loss=*/false,
+          /*outcome_from_correctness=*/false,
+          keys};
 }
 
 }  // namespace gtpo::rl::algorithms

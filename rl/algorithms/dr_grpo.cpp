@@ -23,8 +23,15 @@ void compute(const AlgorithmInput& in, AdvantageResult& out) {
 }  // namespace
 
 Algorithm dr_grpo() {
-  return {"dr_grpo", "Dr. GRPO: r = c, A = r - mean (no std), seq-mean-token-sum-norm", defaults, compute,
-          /*needs_entropies=*/false, /*token_level_shaping=*/false, /*sequence_level_loss=*/false, /*keys=*/nullptr};
+  return {"dr_grpo",
+          "Dr. GRPO: r = c, A = r - mean (no std), seq-mean-token-sum-norm",
+          defaults,
+          compute,
+          /*needs_entropies=*/false,
+          /*token_level_shaping=*/false,
+          /*sequence_level_loss=*/false,
+          /*outcome_from_correctness=*/false,
+          /*keys=*/nullptr};
 }
 
 }  // namespace gtpo::rl::algorithms

@@ -23,8 +23,15 @@ void compute(const AlgorithmInput& in, AdvantageResult& out) {
 }  // namespace
 
 Algorithm grpo() {
-  return {"grpo", "GRPO: r = c in {0,1}, group z-score, seq-mean-token-mean", defaults, compute,
-          /*needs_entropies=*/false, /*token_level_shaping=*/false, /*sequence_level_loss=*/false, /*keys=*/nullptr};
+  return {"grpo",
+          "GRPO: r = c in {0,1}, group z-score, seq-mean-token-mean",
+          defaults,
+          compute,
+          /*needs_entropies=*/false,
+          /*token_level_shaping=*/false,
+          /*sequence_level_loss=*/false,
+          /*outcome_from_correctness=*/false,
+          /*keys=*/nullptr};
 }
 
 }  // namespace gtpo::rl::algorithms

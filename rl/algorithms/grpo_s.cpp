@@ -71,9 +71,15 @@ std::vector<RlKey> keys() {
 }  // namespace
 
 Algorithm grpo_s() {
-  return {"grpo_s", "GRPO-S: entropy-shaped sequence rewards (Eqs. 8-9), group z-score, sequence loss (Eq. 10)",
-          defaults, compute,
-          /*needs_entropies=*/true, /*token_level_shaping=*/false, /*sequence_level_loss=*/true, keys};
+  return {"grpo_s",
+          "GRPO-S: entropy-shaped sequence rewards (Eqs. 8-9), group z-score, sequence loss (Eq. 10)",
+          defaults,
+          compute,
+          /*needs_entropies=*/true,
+          /*token_level_shaping=*/false,
+          /*sequence_level_loss=*/true,
+          /*outcome_from_correctness=*/true,
+          keys};
 }
 
 }  // namespace gtpo::rl::algorithms

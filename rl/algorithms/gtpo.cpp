@@ -100,9 +100,15 @@ std::vector<RlKey> keys() {
 }  // namespace
 
 Algorithm gtpo() {
-  return {"gtpo", "GTPO: entropy-shaped token rewards (Eqs. 3, 5), token z-score (Eq. 6), token-mean (Eq. 7)",
-          defaults, compute,
-          /*needs_entropies=*/true, /*token_level_shaping=*/true, /*sequence_level_loss=*/false, keys};
+  return {"gtpo",
+          "GTPO: entropy-shaped token rewards (Eqs. 3, 5), token z-score (Eq. 6), token-mean (Eq. 7)",
+          defaults,
+          compute,
+          /*needs_entropies=*/true,
+          /*token_level_shaping=*/true,
+          /*sequence_level_loss=*/false,
+          /*outcome_from_correctness=*/true,
+          keys};
 }
 
 }  // namespace gtpo::rl::algorithms

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "rl/run_checks.h"
 #include "rl/run_config.h"
 #include "runtime/error.h"
 
@@ -466,4 +467,28 @@ TEST_CASE("regenerate docs/configuration.md", "[.][regenerate-config-doc]") {
   const std::string path = std::string(GTPO_SOURCE_DIR) + "/docs/configuration.md";
   std::ofstream(path, std::ios::binary) << config_reference_markdown();
   SUCCEED("wrote " << path);
+}
+
+TEST_CASE("run config: gtpo and grpo_s say at start-up that reward values enter only through correctness",
+          "[config][reward]") {
+  const std::string yaml =
+      "model: {architecture: llama, hidden_size: 32, num_hidden_layers: 1, "
+      "num_attention_heads: 4, max_position_embeddings: 64}\n"
+      "reward:\n  functions:\n    - {name: correct}\n    - {name: length, weight: 0.1}\n";
+  for (const char* algo : {"gtpo", "grpo_s"}) {
+    const std::string note = reward_value_note(parse(yaml, {{"rl.algo", algo}}));
+    INFO(algo);
+    CHECK_THAT(note,
+               Catch::Contains(std::string("rl.algo ") + algo + " shapes rewards from correctness alone") &&
+                   Catch::Contains("reward.functions length enter only through the correctness") &&
+                   Catch::Contains("reward.correct_threshold 0.5"));
+  }
+  for (const char* algo : {"grpo", "dr_grpo", "dapo", "dapo_forking"})  // they use r_i itself
+    CHECK(reward_value_note(parse(yaml, {{"rl.algo", algo}})).empty());
+  CHECK(reward_value_note(parse(yaml, {{"rl.algo", "gtpo"}, {"~reward.functions", ""}})).empty());
+  // The verifier alone is correctness itself.
+  CHECK(reward_value_note(parse("model: {architecture: llama, hidden_size: 32, num_hidden_layers: 1, "
+                                "num_attention_heads: 4, max_position_embeddings: 64}\n"
+                                "reward:\n  functions:\n    - {name: correct, weight: 2}\n"))
+            .empty());
 }
