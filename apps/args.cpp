@@ -32,7 +32,10 @@ Args::Args(int argc, char** argv, const std::vector<FlagSpec>& specs) {
       if (!spec) {
         std::string valid;
         for (const FlagSpec& s : specs) valid += (valid.empty() ? "" : ", ") + s.name;
-        fail(argv[0], ": unknown option '", arg, "'; valid options: ", valid, ", --help");
+        std::vector<std::string> names = {"--help"};
+        for (const FlagSpec& s : specs) names.push_back(s.name);
+        fail(argv[0], ": unknown option '", arg, "'", config::did_you_mean(arg, names),
+             "; valid options: ", valid, ", --help");
       }
       if (spec->takes_value) {
         if (!inline_value) {

@@ -9,6 +9,7 @@
 #include "apps/device_setup.h"
 #include "apps/run_setup.h"
 #include "model/checkpoint.h"
+#include "rl/console.h"
 #include "rl/evaluate.h"
 #include "rl/non_finite.h"
 #include "rl/run_config.h"
@@ -52,10 +53,9 @@ int run_sft(int argc, char** argv) {
   install_stop_handler();
   try {
     const auto on_step = [&](const rl::SftStep& s) {
-      log.write({{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm}, {"seconds", s.seconds}});
-      if (config.log.progress && (s.step == 1 || s.step % 10 == 0 || s.step == config.sft.steps))
-        std::fprintf(stderr, "sft %lld/%lld | loss %.4f | lr %.2e\n", static_cast<long long>(s.step),
-                     static_cast<long long>(config.sft.steps), s.loss, s.lr);
+      log.write(rl::sft_step_json(s));
+      if (config.log.progress && rl::sft_line_due(s, config.sft.steps))
+        std::fprintf(stderr, "%s\n", rl::format_sft_line(s, config.sft.steps).c_str());
     };
     rl::continue_sft(*run.model, *run.tokenizer, *run.source, config, optimizer, steps_done, cursor, on_step,
                      rl::stop_requested);

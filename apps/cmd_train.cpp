@@ -2,6 +2,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "apps/commands.h"
 #include "apps/device_setup.h"
 #include "apps/run_setup.h"
+#include "rl/console.h"
 #include "rl/run_checks.h"
 #include "rl/run_config.h"
 #include "rl/run_dir.h"
@@ -23,12 +25,20 @@
 namespace gtpo::apps {
 
 namespace {
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
 // Says what was measured and what was not: an interrupted run has no "after RL" accuracy.
 void print_train_summary(const rl::TrainSummary& s, const rl::RunConfig& c) {
-  if (s.interrupted)
-    std::printf("stopped by %s after %lld of %lld SFT steps and %lld of %lld RL steps\n",
-                s.stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", static_cast<long long>(s.sft_steps),
-                static_cast<long long>(c.sft.steps), static_cast<long long>(s.steps), static_cast<long long>(c.train.steps));
+  const char* by = s.stop_signal == SIGTERM ? "SIGTERM" : "SIGINT";
+  if (s.interrupted && c.sft.steps > 0)
+    std::printf("stopped by %s after %lld of %lld SFT steps and %lld of %lld RL steps\n", by,
+                static_cast<long long>(s.sft_steps), static_cast<long long>(c.sft.steps),
+                static_cast<long long>(s.steps), static_cast<long long>(c.train.steps));
+  else if (s.interrupted)
+    std::printf("stopped by %s after %lld of %lld RL steps\n", by, static_cast<long long>(s.steps),
+                static_cast<long long>(c.train.steps));
   if (!c.eval.before_rl && s.accuracy_step == s.steps && s.steps > 0) {
     std::printf("test accuracy (greedy): after RL %.3f after %lld steps (not measured before RL: eval.before_rl is false)\n",
                 s.accuracy_after_rl, static_cast<long long>(s.steps));
@@ -90,6 +100,7 @@ const std::vector<FlagSpec> kFlags = {
 }
 
 int run_train(int argc, char** argv) {
+  const auto started = std::chrono::steady_clock::now();
   Args args(argc, argv, kFlags);
   if (args.help()) {
     std::fputs(usage_text("gtpo train CONFIG.yaml [section.key=value | ~section.key ...]\n       gtpo train --resume RUN_DIR [section.key=value ...]",
@@ -159,6 +170,7 @@ int run_train(int argc, char** argv) {
   }
   print_train_summary(s, config);
   std::printf("checkpoint: %s\n", s.checkpoint.c_str());
+  std::printf("wall time: %s\n", rl::format_duration(seconds_since(started)).c_str());
   if (!s.interrupted) return 0;
   std::printf("continue with: gtpo train --resume %s\n", config.train.out_dir.c_str());
   return 128 + (s.stop_signal > 0 ? s.stop_signal : 2);

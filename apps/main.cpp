@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "apps/commands.h"
+#include "runtime/config_codec.h"
 #include "runtime/error.h"
 
 namespace {
@@ -43,9 +44,27 @@ const std::vector<Command>& commands() {
 
 void print_usage() {
   std::printf(
-      "gtpo: reinforcement learning of small language models with token- and sequence-level entropy shaping\n\n"
-      "usage: gtpo COMMAND [options]      (gtpo COMMAND --help for a command's options)\n\ncommands:\n");
+      "gtpo: reinforcement learning of small language models with token- and sequence-level entropy "
+      "shaping\n\n"
+      "usage: gtpo COMMAND [options]      (gtpo COMMAND --help for a command's options; gtpo --version)\n\n"
+      "commands:\n");
   for (const Command& c : commands()) std::printf("  %-12s %s\n", c.name, c.summary);
+}
+
+// The version and what this binary was built with (a run's behaviour depends on both).
+void print_version() {
+  std::printf("gtpo %s\nbackends: cpu%s\ndata-parallel ranks (mpirun): %s\n", GTPO_VERSION,
+#ifdef GTPO_WITH_CUDA
+              ", cuda",
+#else
+              " (no CUDA backend in this build)",
+#endif
+#ifdef GTPO_WITH_MPI
+              "yes"
+#else
+              "no (built without MPI)"
+#endif
+  );
 }
 
 }  // namespace
@@ -61,6 +80,10 @@ int main(int argc, char** argv) {
     setenv("OMP_WAIT_POLICY", "passive", 1);
     if (!std::getenv("GOMP_SPINCOUNT")) setenv("GOMP_SPINCOUNT", "20000", 1);
     execv("/proc/self/exe", argv);  // returns only on failure: then carry on as we are
+  }
+  if (argc >= 2 && !std::strcmp(argv[1], "--version")) {
+    print_version();
+    return 0;
   }
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     print_usage();
@@ -78,7 +101,10 @@ int main(int argc, char** argv) {
       return 3;
     }
   }
-  std::fprintf(stderr, "gtpo: unknown command '%s'\n\n", argv[1]);
+  std::vector<std::string> names;
+  for (const Command& c : commands()) names.push_back(c.name);
+  std::fprintf(stderr, "gtpo: unknown command '%s'%s\n\n", argv[1],
+               gtpo::config::did_you_mean(argv[1], names).c_str());
   print_usage();
   return 2;
 }

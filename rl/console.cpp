@@ -25,6 +25,9 @@ void append(std::string& line, const char* fmt, double v) {
   line += buf;
 }
 
+// Dynamic sampling dropped every group: the step's batch is empty and its kept-response metrics are zeros.
+bool trained_on_nothing(const nlohmann::json& m) { return m.value("groups_kept", int64_t{1}) == 0; }
+
 }  // namespace
 
 ConsoleColumns console_columns(const RunConfig& c) {
@@ -54,6 +57,13 @@ std::string format_duration(double s) {
 std::string format_step_line(const nlohmann::json& m, int64_t total_steps, const ConsoleColumns& cols) {
   std::string line = "step " + std::to_string(m.value("step", int64_t{0})) + "/" + std::to_string(total_steps);
   append(line, "acc %.3f", number(m, "accuracy"));
+  if (trained_on_nothing(
+          m)) {  // lengths, entropies and the update's figures would be zeros, not measurements
+    line += " | no kept group (" + std::to_string(m.value("groups_sampled", int64_t{0})) +
+            " sampled): nothing trained";
+    append(line, "%.1fs", number(m, "seconds_step"));
+    return line;
+  }
   append(line, "len %.1f", number(m, "response_length_mean"));
   const double truncated = number(m, "truncated_frac");
   if (truncated > 0) append(line, "trunc %.2f", truncated);
@@ -83,6 +93,23 @@ std::string format_step_line(const nlohmann::json& m, int64_t total_steps, const
   return line;
 }
 
+bool sft_line_due(const SftStep& s, int64_t total_steps) {
+  return s.step == 1 || s.step % 10 == 0 || s.step == total_steps;
+}
+
+std::string format_sft_line(const SftStep& s, int64_t total_steps) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "sft %lld/%lld | loss %.4f | lr %.2e | %.0f tok/s",
+                static_cast<long long>(s.step), static_cast<long long>(total_steps), s.loss, s.lr,
+                s.tokens / std::max(s.seconds, 1e-9));
+  return buf;
+}
+
+nlohmann::json sft_step_json(const SftStep& s) {
+  return {{"step", s.step},           {"loss", s.loss},     {"lr", s.lr},
+          {"grad_norm", s.grad_norm}, {"tokens", s.tokens}, {"seconds", s.seconds}};
+}
+
 std::string format_progress_line(const nlohmann::json& m, int64_t total_steps, double eta_seconds) {
   const int64_t step = m.value("step", int64_t{0});
   char head[96];
@@ -91,8 +118,12 @@ std::string format_progress_line(const nlohmann::json& m, int64_t total_steps, d
                 total_steps > 0 ? static_cast<int>(100 * step / total_steps) : 100, format_duration(eta_seconds).c_str());
   std::string line = head;
   append(line, "acc %.3f", number(m, "accuracy"));
-  append(line, "H %.3f", number(m, "entropy_mean"));
-  append(line, "len %.1f", number(m, "response_length_mean"));
+  if (trained_on_nothing(m)) {
+    line += " | no kept group";
+  } else {
+    append(line, "H %.3f", number(m, "entropy_mean"));
+    append(line, "len %.1f", number(m, "response_length_mean"));
+  }
   append(line, "%.2fs/step", number(m, "seconds_step"));
   return line;
 }

@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "rl/run_config.h"
+#include "rl/sft.h"
 
 namespace gtpo::rl {
 
@@ -32,6 +32,12 @@ std::string format_step_line(const nlohmann::json& metrics, int64_t total_steps,
 std::string format_progress_line(const nlohmann::json& metrics, int64_t total_steps, double eta_seconds);
 // "42s", "3m05s", "1h02m".
 std::string format_duration(double seconds);
+
+// A warm-start step, as gtpo train's SFT phase and gtpo sft print and log it: the console line (printed at
+// step 1, every 10th and the last: sft_line_due) and the sft.jsonl line (docs/metrics.md).
+bool sft_line_due(const SftStep& step, int64_t total_steps);
+std::string format_sft_line(const SftStep& step, int64_t total_steps);
+nlohmann::json sft_step_json(const SftStep& step);
 
 // The facts of one step the health checks read.
 struct StepHealth {

@@ -135,7 +135,8 @@ void set_rl_option(RlConfig& cfg, const std::string& key, const std::string& val
   if (k == nullptr) {
     std::vector<std::string> valid;
     for (const RlKey& r : rl_keys()) valid.push_back(r.dotted());
-    fail("unknown option '", key, "'; valid keys: ", config::join(valid));
+    fail("unknown option '", key, "'", config::did_you_mean(key, valid),
+         "; valid keys: ", config::join(valid));
   }
   try {
     k->set(cfg, value);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "data/tasks/registry.h"
+#include "rl/foreign_names.h"
 #include "rl/reward.h"
 #include "rl/run_config_schema.h"
 #include "runtime/error.h"
@@ -18,8 +19,19 @@ namespace {
 
 using io::ConfigValue;
 
-[[noreturn]] void unknown_section(const std::string& where, const std::string& name) {
-  const std::string hint = name == "seed" ? " (the seed is train.seed)" : "";
+// NAME is the section; DOTTED what was written (a command line's whole section.key, or the section name).
+[[noreturn]] void unknown_section(const std::string& where, const std::string& name,
+                                  const std::string& dotted) {
+  // A TRL or verl path as written, a misspelt section, a key of ours under another section, a TRL or verl
+  // key under any section: the first that fits.
+  std::string hint = name == "seed" ? " (the seed is train.seed)" : foreign_name_hint(dotted, /*exact=*/true);
+  if (hint.empty()) hint = config::did_you_mean(name, schema::sections());
+  const std::string key = dotted.substr(dotted.rfind('.') + 1);
+  if (hint.empty() && dotted != name)
+    for (const std::string& section : schema::sections())
+      if (hint.empty() && schema::find(section, key) != nullptr)
+        hint = " (" + key + " is a key of section " + section + ")";
+  if (hint.empty()) hint = foreign_name_hint(dotted);
   fail(where, ": unknown section '", name, "'", hint, "; valid sections: ", config::join(schema::sections()));
 }
 
@@ -34,7 +46,7 @@ std::vector<ConfigValue> read_file_values(const std::string& text, const std::st
   for (const auto& section : root) {
     const std::string name = section.first.Scalar();
     const std::string at = io::line_of(where, section.first);
-    if (!schema::is_section(name)) unknown_section(at, name);
+    if (!schema::is_section(name)) unknown_section(at, name, name);
     const auto [seen, inserted] = first_line.emplace(name, at);
     GTPO_CHECK(inserted, at, ": section '", name, "' appears twice (first at ", seen->second, ")");
     GTPO_CHECK(section.second.IsNull() || section.second.IsMap(), at, ": section '", name,
@@ -53,9 +65,10 @@ void apply_overrides(const ConfigOverrides& overrides, std::vector<ConfigValue>&
     const std::string dotted = unset ? raw.substr(1) : raw;
     const auto dot = dotted.find('.');
     GTPO_CHECK(dot != std::string::npos && dot > 0 && dot + 1 < dotted.size(), where, ": override '", raw,
-               unset ? "" : "=" + value, "' must look like section.key=value or ~section.key");
+               unset ? "" : "=" + value, "' must look like section.key=value or ~section.key",
+               foreign_name_hint(dotted));
     const std::string section = dotted.substr(0, dot), key = dotted.substr(dot + 1);
-    if (!schema::is_section(section)) unknown_section(where, section);
+    if (!schema::is_section(section)) unknown_section(where, section, dotted);
     if (unset) {  // "~reward.functions" drops every item of the list
       std::erase_if(values, [&](const ConfigValue& v) {
         return v.section == section && (v.key == key || v.key.rfind(key + "[", 0) == 0);
@@ -104,7 +117,8 @@ void apply(RunConfig& c, const ConfigValue& a) {
   const bool item = config::split_item_key(a.key, list, index, field);
   const RunKey* k = schema::find(a.section, item ? list + "[]." + field : a.key);
   if (k == nullptr)
-    fail(a.where, ": unknown key '", a.key, "' in section '", a.section, "'; valid keys: ", schema::key_list(a.section));
+    fail(a.where, ": unknown key '", a.key, "' in section '", a.section, "'",
+         schema::unknown_key_hint(a.section, a.key), "; valid keys: ", schema::key_list(a.section));
   if (!item && k->is_item())
     fail(a.where, ": ", k->dotted(), " is a key of the items of a list; name the item: ", a.section, ".",
          k->list(), "[0].", k->item_field());

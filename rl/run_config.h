@@ -124,7 +124,7 @@ struct EvalSection {
 };
 
 struct LogSection {
-  int64_t every = 1;
+  int64_t every = 10;  // a full step line every this many steps (metrics.jsonl has every step)
   bool progress = true;
   int64_t samples = 2;  // completions logged per sample_every step
 };

@@ -5,6 +5,7 @@
 
 #include "data/tasks/registry.h"
 #include "rl/algorithm_registry.h"
+#include "rl/foreign_names.h"
 #include "rl/run_config.h"
 #include "rl/run_config_schema.h"
 
@@ -112,7 +113,8 @@ std::vector<ConfigKeyDoc> config_reference() {
 std::string config_reference_markdown() {
   std::ostringstream md;
   md << "# Configuration\n\n"
-     << "<!-- Generated from the schema rows (rl/run_config_schema.h lists their owners) by config_reference_markdown()\n"
+     << "<!-- Generated from the schema rows (rl/run_config_schema.h lists their owners) by "
+        "config_reference_markdown()\n"
      << "     (rl/run_config_docs.cpp); a test keeps this file equal to it. After changing a key, "
         "regenerate:\n"
      << "     ./build/tests/test_rl \"[regenerate-config-doc]\" -->\n\n"
@@ -127,6 +129,13 @@ std::string config_reference_markdown() {
         "error\n"
      << "  naming `section.key`, the expected type and the value; YAML syntax errors give the file and "
         "line.\n"
+     << "- An unknown key gets the nearest valid name (`rl.clip_hihg`: did you mean `clip_high`), the "
+        "section "
+        "that has it\n"
+     << "  (`rl.lr`: a key of section optim), or the gtpo key of a TRL or verl name (`rl.beta`: TRL's `beta` "
+        "is "
+        "`rl.kl_coef`;\n"
+     << "  the TRL / verl column below lists them; verl's are paths in its `ppo_trainer.yaml`).\n"
      << "- `~section.key` on the command line sets a key back to its default (it drops the file's value).\n"
      << "- A key given twice, in any section, is an error naming both lines.\n"
      << "- Booleans are spelled alike in every section: `true`/`false`, `on`/`off`, `yes`/`no`, `1`/`0`.\n"
@@ -138,7 +147,7 @@ std::string config_reference_markdown() {
   for (const ConfigKeyDoc& d : config_reference()) by_section[d.key.substr(0, d.key.find('.'))].push_back(d);
   for (const std::string& section : schema::sections()) {
     md << "\n## `" << section << "`\n\n" << section_intros().at(section) << "\n\n";
-    md << "| Key | Type | Default | Meaning |\n|---|---|---|---|\n";
+    md << "| Key | Type | Default | Meaning | TRL / verl |\n|---|---|---|---|---|\n";
     for (const ConfigKeyDoc& d : by_section[section]) {
       // The note config_reference() appends becomes a star here; the table at the end has the values.
       std::string meaning = d.meaning;
@@ -146,7 +155,7 @@ std::string config_reference_markdown() {
       if (note != std::string::npos) meaning.erase(note);
       md << "| `" << d.key << "`" << (note != std::string::npos ? " *" : "") << " | " << code_cell(d.type)
          << " | " << (section == "model" ? d.default_value : code_cell(d.default_value)) << " | " << meaning
-         << " |\n";
+         << " | " << foreign_names_cell(d.key) << " |\n";
     }
     if (section == "task") {
       md << "\nTask options (defaults and ranges in `docs/tasks.md`):\n\n";

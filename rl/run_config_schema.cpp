@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "rl/algorithm_registry.h"
+#include "rl/foreign_names.h"
 #include "runtime/error.h"
 
 namespace gtpo::rl::schema {
@@ -79,11 +80,21 @@ bool is_section(const std::string& name) {
   return std::find(sections().begin(), sections().end(), name) != sections().end();
 }
 
-std::string key_list(const std::string& section) {
+std::vector<std::string> key_names(const std::string& section) {
   std::vector<std::string> names;
   for (const RunKey& k : keys())
     if (k.section == section) names.push_back(k.name);
-  return config::join(names);
+  return names;
+}
+
+std::string key_list(const std::string& section) { return config::join(key_names(section)); }
+
+std::string unknown_key_hint(const std::string& section, const std::string& key) {
+  if (std::string near = config::did_you_mean(key, key_names(section)); !near.empty()) return near;
+  for (const std::string& other : sections())
+    if (other != section && find(other, key) != nullptr)
+      return " (" + key + " is a key of section " + other + ")";
+  return foreign_name_hint(section + "." + key);
 }
 
 bool is_task_own_key(const std::string& name) { return find("task", name) != nullptr; }

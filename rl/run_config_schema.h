@@ -31,6 +31,11 @@ const std::vector<std::string>& sections();
 bool is_section(const std::string& name);
 // Names of SECTION's rows, comma-separated, for "valid keys" errors.
 std::string key_list(const std::string& section);
+// The same names as a list (for "did you mean").
+std::vector<std::string> key_names(const std::string& section);
+// What to say about an unknown KEY of SECTION beyond the valid keys: the nearest valid name, the section
+// that does have it, or the gtpo key of a TRL or verl name ("" when nothing fits).
+std::string unknown_key_hint(const std::string& section, const std::string& key);
 // Keys of the task section that are the section's own; every other key is a task option.
 bool is_task_own_key(const std::string& name);
 

@@ -317,20 +317,14 @@ TrainSummary Trainer::run_unchecked(const RunSegment& segment, std::string& last
       log_progress("sft: " + std::to_string(c_.sft.steps) + " steps of " + std::to_string(c_.sft.batch_size) +
                    " reference solutions");
       const auto on_sft_step = [&](const SftStep& s) {
-        nlohmann::json line = {{"step", s.step}, {"loss", s.loss},         {"lr", s.lr},
-                               {"grad_norm", s.grad_norm}, {"tokens", s.tokens}, {"seconds", s.seconds}};
+        nlohmann::json line = sft_step_json(s);
         if (writer && c_.sft.eval_every > 0 && s.step % c_.sft.eval_every == 0 && s.step != c_.sft.steps) {
           EvalOptions greedy_only = eval_options(c_);
           greedy_only.k = 0;
           line["eval_greedy_accuracy"] = evaluate(policy_, tokenizer_, source_, greedy_only).greedy_accuracy;
         }
         sft_log.write(line);
-        if (s.step == 1 || s.step % 10 == 0 || s.step == c_.sft.steps) {
-          char buf[160];
-          std::snprintf(buf, sizeof buf, "sft %lld/%lld | loss %.4f | lr %.2e | %.0f tok/s", static_cast<long long>(s.step),
-                        static_cast<long long>(c_.sft.steps), s.loss, s.lr, s.tokens / std::max(s.seconds, 1e-9));
-          log_progress(buf);
-        }
+        if (sft_line_due(s, c_.sft.steps)) log_progress(format_sft_line(s, c_.sft.steps));
       };
       continue_sft(policy_, tokenizer_, source_, c_, sft_optimizer, progress.sft_step, progress.cursor, on_sft_step,
                    stop_requested);
@@ -340,8 +334,7 @@ TrainSummary Trainer::run_unchecked(const RunSegment& segment, std::string& last
       summary.stop_signal = stop_signal();
       summary.sft_steps = progress.sft_step;
       summary.checkpoint = save_checkpoint(sft_optimizer, "sft", progress.sft_step);
-      log_progress("checkpoint: " + summary.checkpoint);
-      return summary;
+      return summary;  // the caller prints the checkpoint
     }
     progress.sft_done = true;
     if (reference) {  // the frozen reference is the policy RL starts from
@@ -433,8 +426,7 @@ TrainSummary Trainer::run_unchecked(const RunSegment& segment, std::string& last
   summary.accuracy_step = last_accuracy_step;
   summary.steps = progress.step;
   summary.checkpoint = save_checkpoint(optimizer, "rl", progress.step);
-  refresh_report();
-  log_progress("checkpoint: " + summary.checkpoint);
+  refresh_report();  // the caller prints the checkpoint
   log_progress("report: " + out_dir + "/report.html (gtpo report " + out_dir + " rewrites it)");
   return summary;
 }

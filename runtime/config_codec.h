@@ -30,6 +30,33 @@ struct Codec {
   fail("expected ", type, ", got '", value, "'");
 }
 
+// " (did you mean 'X'?)" for the candidate nearest WORD by edit distance (insertions, deletions,
+// substitutions and swaps of neighbours count 1), when it is near enough to be a typo (at most a third of
+// the word's length, at least 1, and not the whole word); else "".
+inline std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  const auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i)
+      for (size_t j = 1; j <= b.size(); ++j) {
+        d[i][j] =
+            std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    return d[a.size()][b.size()];
+  };
+  const size_t limit = std::max<size_t>(1, word.size() / 3);
+  std::string best;
+  size_t best_distance = limit + 1;
+  for (const std::string& c : candidates) {
+    const size_t d = distance(word, c);
+    if (d < best_distance && d < std::max(word.size(), c.size())) best = c, best_distance = d;
+  }
+  return best.empty() ? "" : " (did you mean '" + best + "'?)";
+}
+
 // "a, b, c".
 inline std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
   std::string out;

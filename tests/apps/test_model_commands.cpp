@@ -8,6 +8,7 @@
 #include "model/checkpoint.h"
 #include "model/sampler.h"
 #include "runtime/io/atomic_file.h"
+#include "tests/support/child_process.h"
 #include "tests/support/commands.h"
 
 using namespace gtpo;
@@ -111,5 +112,23 @@ TEST_CASE("apps: sample never draws an id past the tokenizer's entries from a la
   CHECK(call_command({"sample", "--checkpoint", dir + "/ckpt", "--prompt", "ab", "-n", "16",
                       "--max-new-tokens", "20", "--temperature", "1", "--jsonl"},
                      apps::run_sample) == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("apps: misspelt flags and commands get the nearest name, and --version says what was built",
+          "[apps][cli]") {
+  const std::string dir = testing::fresh_temp_dir("apps_did_you_mean");
+  REQUIRE(call_command({"init", write_config(dir), "--out", dir + "/ckpt"}, apps::run_init) == 0);
+  CHECK_THROWS_WITH(
+      call_command({"sample", "--checkpoint", dir + "/ckpt", "--prompt", "hi", "--temprature", "1"},
+                   apps::run_sample),
+      Contains("unknown option '--temprature' (did you mean '--temperature'?)"));
+  const testing::ShellResult command = testing::run_shell(testing::gtpo_binary() + " trian x.yaml");
+  CHECK(command.code == 2);
+  CHECK_THAT(command.output, Contains("unknown command 'trian' (did you mean 'train'?)"));
+  const testing::ShellResult version = testing::run_shell(testing::gtpo_binary() + " --version");
+  CHECK(version.code == 0);
+  CHECK_THAT(version.output,
+             Contains("gtpo 0.") && Contains("backends: cpu") && Contains("data-parallel ranks"));
   std::filesystem::remove_all(dir);
 }

@@ -310,8 +310,10 @@ TEST_CASE("signals: SIGINT during gtpo sft writes the steps done, skips the eval
 TEST_CASE("signals: SIGINT during RL ends the step, exits 130 and reports no after-RL accuracy", "[apps][signal]") {
   const std::string dir = setup("sigint_rl");
   const std::string run = dir + "/run", log = dir + "/log.txt";
-  const pid_t child = testing::spawn_gtpo(
-      {"train", dir + "/run.yaml", "train.out_dir=" + run, "train.steps=100000", "train.checkpoint_every=0"}, log);
+  const pid_t child =
+      testing::spawn_gtpo({"train", dir + "/run.yaml", "train.out_dir=" + run, "train.steps=100000",
+                           "train.checkpoint_every=0", "sft.steps=0", "log.progress=true"},
+                          log);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (std::chrono::steady_clock::now() < deadline && read_log(run + "/metrics.jsonl").empty())
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -319,8 +321,12 @@ TEST_CASE("signals: SIGINT during RL ends the step, exits 130 and reports no aft
   CHECK(testing::wait_exit_code(child) == 130);
   const std::string output = read_log(log);
   INFO(output);
-  CHECK(output.find("stopped by SIGINT") != std::string::npos);
+  CHECK(output.find("stopped by SIGINT after ") != std::string::npos);
+  CHECK(output.find(" of 100000 RL steps") != std::string::npos);
+  CHECK(output.find("SFT steps") == std::string::npos);  // no "0 of 0 SFT steps" in a run without SFT
   CHECK(output.find("not measured after RL") != std::string::npos);
+  CHECK(output.find("checkpoint: ") == output.rfind("checkpoint: "));  // printed once
+  CHECK(output.find("wall time: ") != std::string::npos);
   const auto latest = rl::latest_checkpoint(run);
   REQUIRE(latest.has_value());
   const rl::TrainProgress p = rl::read_train_progress(*latest);

@@ -214,3 +214,40 @@ TEST_CASE("diagnostics: Cov(log-prob, advantage) over the tokens in the loss", "
   results[0].loss_mask = {1, 0, 0};
   CHECK(std::isnan(logprob_advantage_covariance(logprobs, results)));
 }
+
+TEST_CASE("console: a step that kept no group says so instead of printing zeros as measurements",
+          "[console]") {
+  RunConfig c;
+  const ConsoleColumns cols = console_columns(c);  // gtpo: dynamic sampling, the kept column
+  nlohmann::json m = step_metrics_line();
+  m["groups_kept"] = 0;
+  m["response_length_mean"] = 0.0;
+  m["entropy_mean"] = 0.0;
+  m["grad_norm"] = 0.0;
+  const std::string line = format_step_line(m, 600, cols);
+  CHECK_THAT(line, Contains("step 7/600 | acc 0.500 | no kept group (4 sampled): nothing trained | 2.0s"));
+  CHECK_THAT(line, !Contains("len") && !Contains("H 0.000") && !Contains("gnorm"));
+  const std::string progress = format_progress_line(m, 600, 30.0);
+  CHECK_THAT(progress, Contains("no kept group") && !Contains("len 0.0") && !Contains("H 0.000"));
+  // A step that kept groups prints its measurements as before.
+  CHECK_THAT(format_step_line(step_metrics_line(), 600, cols), Contains("len 12.2") && Contains("kept 3/4"));
+}
+
+TEST_CASE("console: a warm-start step's line and log line are the same for gtpo train and gtpo sft",
+          "[console]") {
+  SftStep s;
+  s.step = 10;
+  s.loss = 1.25;
+  s.lr = 3e-3;
+  s.grad_norm = 0.5;
+  s.tokens = 2000;
+  s.seconds = 0.5;
+  CHECK(format_sft_line(s, 40) == "sft 10/40 | loss 1.2500 | lr 3.00e-03 | 4000 tok/s");
+  CHECK(sft_step_json(s).dump() ==
+        R"({"grad_norm":0.5,"loss":1.25,"lr":0.003,"seconds":0.5,"step":10,"tokens":2000})");
+  CHECK(sft_line_due(s, 40));
+  s.step = 11;
+  CHECK_FALSE(sft_line_due(s, 40));
+  s.step = 1;
+  CHECK(sft_line_due(s, 40));
+}

@@ -7,8 +7,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "rl/foreign_names.h"
 #include "rl/run_checks.h"
 #include "rl/run_config.h"
+#include "rl/run_config_schema.h"
 #include "runtime/error.h"
 
 using namespace gtpo::rl;
@@ -70,7 +72,7 @@ TEST_CASE("a config with only a model gets every documented default", "[config]"
   CHECK(c.eval.num_problems == 200);
   CHECK(c.eval.k == 4);
   CHECK(c.eval.max_new_tokens == 0);
-  CHECK(c.log.every == 1);
+  CHECK(c.log.every == 10);
   CHECK(c.log.progress);
   CHECK(c.log.samples == 2);
   CHECK(c.train.device == gtpo::Device::cpu);
@@ -195,6 +197,37 @@ TEST_CASE("unknown sections and keys are errors that list the valid ones", "[con
   CHECK_THROWS_WITH(parse(kModel + "train: {steps: 1}\ntrain: {steps: 2}\n"),
                     Contains("section 'train' appears twice"));
   CHECK_THROWS_WITH(parse(kModel + "train: {steps: 1, steps: 2}\n"), Contains("train.steps appears twice"));
+}
+
+TEST_CASE("unknown names say what was meant: the nearest key, its section, or the TRL or verl name's key",
+          "[config]") {
+  CHECK_THROWS_WITH(parse(kModel + "trian: {steps: 3}\n"),
+                    Contains("unknown section 'trian' (did you mean 'train'?)"));
+  CHECK_THROWS_WITH(parse(kModel + "train:\n  stpes: 3\n"),
+                    Contains("'stpes' in section 'train' (did you mean 'steps'?)"));
+  CHECK_THROWS_WITH(parse(kModel, {{"rl.clip_hihg", "0.3"}}), Contains("(did you mean 'clip_high'?)"));
+  CHECK_THROWS_WITH(parse(kModel, {{"rl.lr", "1e-6"}}), Contains("(lr is a key of section optim)"));
+  CHECK_THROWS_WITH(parse(kModel, {{"rl.beta", "0.04"}}), Contains("(TRL's beta is gtpo's rl.kl_coef)"));
+  CHECK_THROWS_WITH(parse(kModel + "sampler: {num_generations: 4}\n"),
+                    Contains("(TRL's num_generations is gtpo's sampler.group_size)"));
+  CHECK_THROWS_WITH(parse(kModel, {{"num_generations", "4"}}),
+                    Contains("must look like section.key=value") && Contains("gtpo's sampler.group_size"));
+  CHECK_THROWS_WITH(
+      parse(kModel, {{"trainer.total_training_steps", "5"}}),
+      Contains("unknown section 'trainer' (verl's trainer.total_training_steps is gtpo's train.steps)"));
+  CHECK_THROWS_WITH(parse(kModel, {{"actor_rollout_ref.actor.clip_ratio_high", "0.28"}}),
+                    Contains("gtpo's rl.clip_high"));
+  CHECK_THROWS_WITH(parse(kModel, {{"learning.lr", "1e-6"}}), Contains("(lr is a key of section optim)"));
+  // Nothing near: no hint, the valid names as before.
+  CHECK_THROWS_WITH(parse(kModel, {{"train.zzzzzz", "1"}}),
+                    !Contains("did you mean") && Contains("valid keys: steps"));
+  // Every TRL / verl row names a real key (the docs column and the hints read the same table).
+  for (const ForeignNames& f : foreign_names()) {
+    INFO(f.key);
+    const std::string key = f.key;
+    const std::string section = key.substr(0, key.find('.')), name = key.substr(key.find('.') + 1);
+    CHECK(schema::find(section, name) != nullptr);
+  }
 }
 
 TEST_CASE("a key given twice is an error naming both lines, in every section", "[config]") {
