@@ -202,7 +202,12 @@ RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Toke
       const bool informative = correct > 0 && correct < G;
       // Without dynamic sampling every group is kept; the advantage math then gives uniform groups zero
       // advantage (grpo) or drops them itself.
-      if (rl.dynamic_sampling && !informative) continue;
+      if (rl.dynamic_sampling && !informative) {
+        if (static_cast<int64_t>(batch.dropped_items.size()) < prompts * G)
+          batch.dropped_items.insert(batch.dropped_items.end(), std::make_move_iterator(first),
+                                     std::make_move_iterator(first + G));
+        continue;
+      }
       for (auto it = first; it != first + G; ++it) {
         Response r;
         r.correct = it->reward.correct;

@@ -43,6 +43,9 @@ struct RolloutBatch {
   model::SamplerStats sampler;
   double seconds_rewards = 0.0;    // in the reward functions (built-in and external), over all rounds
   std::vector<RewardOutcome> sampled_rewards;  // every sampled response's, kept or not (the rewards/ metrics)
+  // The first groups dynamic sampling dropped (at most as many as the step keeps), group-major, for the
+  // logs: a step that drops everything still shows what the model wrote. Never trained on.
+  std::vector<RolloutItem> dropped_items;
 
   // The groups by construction: G consecutive responses per kept prompt, keyed by problem index.
   Grouping groups() const;

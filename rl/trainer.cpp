@@ -91,7 +91,8 @@ nlohmann::json sample_json(int64_t step, const RolloutItem& it, const Response& 
                       {"entropies", response.entropies},
                       {"advantages", r.advantages},
                       {"loss_mask", r.loss_mask},
-                      {"clip", clip}};
+                      {"clip", clip},
+                      {"dropped", r.dropped}};
   if (!r.shaped.empty()) j["shaped"] = r.shaped;
   if (reward_functions) {  // the run lists its own functions: each one's value, and its components
     nlohmann::json per_function = nlohmann::json::object();
@@ -105,6 +106,28 @@ nlohmann::json sample_json(int64_t step, const RolloutItem& it, const Response& 
   return j;
 }
 
+// samples.jsonl's lines of one step: log.samples responses, the kept groups' first; where they are fewer,
+// the groups dynamic sampling dropped fill in, marked dropped, with zero advantages and nothing in the loss
+// (so a step that dropped everything still shows what the model wrote).
+void log_samples(JsonlLog& log, int64_t step, const RlStepResult& r, int64_t how_many,
+                 const data::Tokenizer& tok, const std::vector<RewardFunctionConfig>* reward_functions) {
+  const size_t wanted = static_cast<size_t>(std::max<int64_t>(how_many, 0));
+  const RolloutBatch& batch = r.batch;
+  for (size_t i = 0; i < std::min(wanted, batch.items.size()); ++i)
+    log.write(sample_json(step, batch.items[i], batch.responses[i], r.advantages.responses[i],
+                          r.update.clip[i], tok, reward_functions));
+  for (size_t i = 0; batch.items.size() + i < wanted && i < batch.dropped_items.size(); ++i) {
+    const RolloutItem& it = batch.dropped_items[i];
+    Response response;
+    response.entropies = it.sample.entropies;
+    ResponseResult result;
+    result.advantages.assign(it.sample.tokens.size(), 0.0f);
+    result.loss_mask.assign(it.sample.tokens.size(), 0);
+    result.dropped = true;
+    log.write(sample_json(step, it, response, result, ClipStatus(it.sample.tokens.size(), 0), tok,
+                          reward_functions));
+  }
+}
 
 }  // namespace
 
@@ -375,9 +398,8 @@ TrainSummary Trainer::run_unchecked(const RunSegment& segment, std::string& last
     const int64_t step = progress.step + 1;
     const auto t_step = Clock::now();
     const RlStepResult r = rl_step_or_checkpoint(
-        [&] { return rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1)); }, progress, out_dir,
-        [&] { return save_checkpoint(optimizer, "rl", progress.step); });
-    const RolloutBatch& batch = r.batch;
+        [&] { return rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1)); }, progress,
+        out_dir, [&] { return save_checkpoint(optimizer, "rl", progress.step); });
     const UpdateStats& up = r.update;
     check_finite(up.loss.loss, "rl", step, "loss");
     check_finite(up.grad_norm, "rl", step, "gradient norm");
@@ -385,9 +407,7 @@ TrainSummary Trainer::run_unchecked(const RunSegment& segment, std::string& last
     nlohmann::json m = r.metrics;
     if (c_.train.sample_every > 0 && step % c_.train.sample_every == 0) {
       const std::vector<RewardFunctionConfig>* listed = has_reward_functions(c_.reward) ? &rewards.functions() : nullptr;
-      for (size_t i = 0; i < std::min<size_t>(static_cast<size_t>(c_.log.samples), batch.items.size()); ++i)
-        samples_log.write(sample_json(step, batch.items[i], batch.responses[i], r.advantages.responses[i],
-                                      up.clip[i], tokenizer_, listed));
+      log_samples(samples_log, step, r, c_.log.samples, tokenizer_, listed);
     }
     progress.step = step;
     m["seconds_step"] = seconds_since(t_step);

@@ -339,3 +339,36 @@ TEST_CASE(
   CHECK_THAT(set.output, !Catch::Contains("optim.lr"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("train: a step whose groups were all dropped still logs what the model wrote, marked dropped",
+          "[apps][train][samples]") {
+  const std::string dir = testing::fresh_temp_dir("train_dropped_samples");
+  io::write_file_atomic(dir + "/run.yaml", kConfig);
+  // An untrained model answers nothing right, so dynamic sampling drops every group of every round.
+  REQUIRE(call_command({"train", dir + "/run.yaml", "train.steps=2", "sft.steps=0",
+                        "rl.dynamic_sampling=true", "rl.max_resample_rounds=1", "log.samples=6",
+                        "eval.every=0", "eval.before_rl=false", "train.out_dir=" + dir + "/run"},
+                       apps::run_train) == 0);
+  for (const nlohmann::json& m : jsonl(dir + "/run/metrics.jsonl")) REQUIRE(m["groups_kept"] == 0);
+  const std::vector<nlohmann::json> samples = jsonl(dir + "/run/samples.jsonl");
+  REQUIRE(samples.size() == 12);  // log.samples of each of the 2 steps
+  for (const nlohmann::json& s : samples) {
+    CHECK(s["dropped"] == true);
+    CHECK_FALSE(s.contains("shaped"));
+    CHECK(s["tokens"].size() == s["entropies"].size());
+    CHECK(s["advantages"].size() == s["tokens"].size());
+    for (const auto& a : s["advantages"]) CHECK(a == 0.0);
+    for (const auto& m : s["loss_mask"]) CHECK(m == 0);
+  }
+  CHECK(samples[0]["problem"] == samples[3]["problem"]);  // group order: G = 4 responses of one prompt
+  CHECK(samples[3]["problem"] != samples[4]["problem"]);
+  // Without dynamic sampling every group is kept and logged; one the advantage math leaves out (all its
+  // responses alike) is marked dropped and has no shaped reward, as before.
+  REQUIRE(call_command({"train", dir + "/run.yaml", "train.steps=1", "sft.steps=0", "log.samples=4",
+                        "eval.every=0", "eval.before_rl=false", "train.out_dir=" + dir + "/kept"},
+                       apps::run_train) == 0);
+  const std::vector<nlohmann::json> kept = jsonl(dir + "/kept/samples.jsonl");
+  REQUIRE(kept.size() == 4);
+  for (const nlohmann::json& s : kept) CHECK(s.contains("shaped") == !s["dropped"].get<bool>());
+  fs::remove_all(dir);
+}
