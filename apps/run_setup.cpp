@@ -96,8 +96,9 @@ RunObjects build_run(rl::RunConfig& c) {
   bool tokenizer_from_checkpoint = false;
   const data::chat::PromptFormat format = rl::prompt_format_for_run(c);
   if (!c.task.train_file.empty())
-    run.source =
-        std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_files(c.task.train_file, c.task.test_file, format));
+    run.source = std::make_unique<rl::ProblemSource>(
+        rl::ProblemSource::from_files(c.task.train_file, c.task.test_file, format,
+                                      c.task.shuffle ? std::optional<uint64_t>(c.train.seed) : std::nullopt));
   else
     run.source = std::make_unique<rl::ProblemSource>(
         rl::ProblemSource::from_task(data::make_task(c.task.name, c.task.options), c.train.seed, format));

@@ -4,6 +4,7 @@
 #include "data/tasks/registry.h"
 #include "data/verify/answer.h"
 #include "runtime/error.h"
+#include "runtime/random.h"
 
 namespace gtpo::rl {
 
@@ -17,8 +18,10 @@ ProblemSource ProblemSource::from_task(std::unique_ptr<data::Task> task, uint64_
 }
 
 ProblemSource ProblemSource::from_files(const std::string& train_path, const std::string& test_path,
-                                        const data::chat::PromptFormat& format) {
+                                        const data::chat::PromptFormat& format,
+                                        std::optional<uint64_t> shuffle_seed) {
   ProblemSource s;
+  s.shuffle_seed_ = shuffle_seed;
   s.train_ = data::load_problems(train_path, format);
   s.test_ = data::load_problems(test_path, format);
   GTPO_CHECK(!s.train_.empty(), train_path, ": no problems");
@@ -30,6 +33,29 @@ ProblemSource ProblemSource::from_files(const std::string& train_path, const std
 }
 
 namespace {
+constexpr uint64_t kShuffleStream = 0x5348554646ull;  // "SHUFF": keys the epochs' orders apart from sampling
+
+// A bijection of [0, n) keyed by KEY: a 4-round Feistel network over the smallest even bit width that
+// holds n, applied again while the value lands outside [0, n) (cycle walking keeps it a bijection).
+// O(1) per index and stateless, so any row of any epoch is found without building the order.
+uint64_t keyed_permutation(uint64_t i, uint64_t n, uint64_t key) {
+  int bits = 2;
+  while (bits < 64 && (uint64_t{1} << bits) < n) bits += 2;
+  const int half = bits / 2;
+  const uint64_t mask = (uint64_t{1} << half) - 1;
+  uint64_t x = i;
+  do {
+    uint64_t left = x >> half, right = x & mask;
+    for (uint64_t round = 0; round < 4; ++round) {
+      const uint64_t next = left ^ (counter_hash(key, round, right) & mask);
+      left = right;
+      right = next;
+    }
+    x = (left << half) | right;
+  } while (x >= n);
+  return x;
+}
+
 data::Problem formatted(data::Problem p, const data::chat::PromptFormat& format) {
   if (format.transforms_plain()) {
     p.prompt = format.plain(p.prompt);
@@ -41,7 +67,10 @@ data::Problem formatted(data::Problem p, const data::chat::PromptFormat& format)
 
 data::Problem ProblemSource::train(uint64_t index) const {
   if (task_) return formatted(task_->generate(seed_, data::Split::train, index), format_);
-  return train_[index % train_.size()];
+  const uint64_t rows = train_.size();
+  if (!shuffle_seed_) return train_[index % rows];
+  const uint64_t epoch = index / rows;
+  return train_[keyed_permutation(index % rows, rows, counter_hash(*shuffle_seed_, epoch, kShuffleStream))];
 }
 
 data::Problem ProblemSource::test(uint64_t index) const {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,12 @@ class ProblemSource {
   // FORMAT turns prompts into model text (rl/prompt_template.h decides it); the default leaves them as they are.
   static ProblemSource from_task(std::unique_ptr<data::Task> task, uint64_t seed,
                                  const data::chat::PromptFormat& format = {});
+  // SHUFFLE_SEED given: train(i) walks the train file in a new order each epoch (i / rows), a keyed
+  // permutation of the rows drawn from the seed and the epoch, so the cursor alone fixes the order (resume
+  // continues it); absent: file order.
   static ProblemSource from_files(const std::string& train_path, const std::string& test_path,
-                                  const data::chat::PromptFormat& format = {});
+                                  const data::chat::PromptFormat& format = {},
+                                  std::optional<uint64_t> shuffle_seed = std::nullopt);
 
   data::Problem train(uint64_t index) const;
   data::Problem test(uint64_t index) const;
@@ -36,6 +41,7 @@ class ProblemSource {
   uint64_t seed_ = 0;
   data::chat::PromptFormat format_;  // applied to generated prompts (file rows are rendered when loaded)
   std::vector<data::Problem> train_, test_;
+  std::optional<uint64_t> shuffle_seed_;
   // Verifiers of the tasks the files' rows name ("task": "countdown"), by name.
   std::map<std::string, std::shared_ptr<data::Task>> row_tasks_;
 };

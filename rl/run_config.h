@@ -40,6 +40,7 @@ struct TaskSection {
   std::string name = "arith";
   std::string train_file;  // JSONL problems instead of the generator (both files or neither)
   std::string test_file;
+  bool shuffle = true;        // train_file rows in a fresh seeded order each epoch (a pass over the file)
   data::TaskOptions options;  // every other key of the section, validated by make_task at load time
 };
 

@@ -36,6 +36,11 @@ std::vector<RunKey> tokenizer_and_task_keys() {
             "JSONL training problems instead of the generator (needs test_file)"),
       field("task", "test_file", &RunConfig::task, &TaskSection::test_file, config::text(),
             "JSONL test problems (needs train_file)"),
+      field(
+          "task", "shuffle", &RunConfig::task, &TaskSection::shuffle, config::boolean(),
+          "train_file's rows in a new order each epoch (each pass over the file), drawn from train.seed and "
+          "the epoch, so a run and its resume see the same order; false = file order (generators and "
+          "test_file are never shuffled)"),
   };
 }
 

@@ -89,12 +89,13 @@ TEST_CASE("tokenize --chat: bad flags and tokenizers without a template are clea
 TEST_CASE("configs: gsm8k-chat.yaml trains 2 RL steps from the Hugging Face fixture through its chat template",
           "[apps][configs][chat][hf-python]") {
   const std::string run = testing::fresh_temp_dir("gsm8k_chat") + "/run";
-  REQUIRE(call_command({"train", kSource + "/configs/gsm8k-chat.yaml", "train.steps=2", "train.out_dir=" + run,
-                        "train.init_from=" + kFixture, "task.train_file=" + kSource + "/examples/gsm8k/train.jsonl",
-                        "task.test_file=" + kSource + "/examples/gsm8k/test.jsonl", "train.sample_every=1",
-                        "eval.num_problems=4", "log.progress=false",
-                        "rl.dynamic_sampling=false"},
-                       apps::run_train) == 0);
+  REQUIRE(call_command(
+              {"train", kSource + "/configs/gsm8k-chat.yaml", "train.steps=2", "train.out_dir=" + run,
+               "train.init_from=" + kFixture, "task.train_file=" + kSource + "/examples/gsm8k/train.jsonl",
+               "task.test_file=" + kSource + "/examples/gsm8k/test.jsonl", "train.sample_every=1",
+               "eval.num_problems=4", "log.progress=false", "rl.dynamic_sampling=false",
+               "task.shuffle=false"},  // rows in file order: cases[problem]
+              apps::run_train) == 0);
   const std::vector<nlohmann::json> metrics = read_lines(run + "/metrics.jsonl");
   REQUIRE(metrics.size() == 2);
   // (dynamic sampling off: a random model answers nothing right, so every group would be dropped unlogged.)
