@@ -16,9 +16,14 @@ namespace fs = std::filesystem;
 
 std::string resolve_checkpoint_dir(const std::string& path) {
   if (fs::exists(fs::path(path) / "checkpoints" / "latest")) return *rl::latest_checkpoint(path);
+  // RUN/checkpoints/latest itself: the file that names the newest checkpoint.
+  const fs::path given(path);
+  if (given.filename() == "latest" && given.parent_path().filename() == "checkpoints" &&
+      fs::is_regular_file(given))
+    return *rl::latest_checkpoint(given.parent_path().parent_path().string());
   const bool run_dir = fs::exists(fs::path(path) / "metrics.jsonl") || fs::is_directory(fs::path(path) / "checkpoints");
-  GTPO_CHECK(!run_dir || fs::exists(fs::path(path) / "model.safetensors"),
-             "--checkpoint '", path, "' is a run directory without a finished checkpoint (checkpoints/latest is missing)");
+  GTPO_CHECK(!run_dir || fs::exists(fs::path(path) / "model.safetensors"), "'", path,
+             "' is a run directory without a finished checkpoint (checkpoints/latest is missing)");
   return path;
 }
 

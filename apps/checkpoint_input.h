@@ -17,7 +17,9 @@ struct CheckpointInput {
   std::optional<rl::RunConfig> run_config;  // from DIR/run_config.yaml; absent for init and older checkpoints
 };
 
-// --checkpoint PATH: a checkpoint directory, or a run directory (then its latest checkpoint).
+// Every command's way to name a checkpoint (--checkpoint, export, train.init_from, tokenize --tokenizer):
+// a checkpoint directory, a run directory (then its latest checkpoint) or RUN/checkpoints/latest itself.
+// Anything else comes back as it is.
 std::string resolve_checkpoint_dir(const std::string& path);
 
 // Resolves --checkpoint, loads the model (on DEVICE) and its tokenizer, reads run_config.yaml when present

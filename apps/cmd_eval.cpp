@@ -23,11 +23,17 @@ namespace {
 const std::vector<FlagSpec> kFlags = {
     checkpoint_flag(),
     {"--data", true, "JSONL problems ({\"prompt\", \"answer\"} or GSM8K {\"question\", \"answer\"})"},
-    {"--task", true, "a task generator's test split instead of --data (arith, chain, countdown, progression)"},
-    {"-k", true, "samples per problem for mean@k and pass@k, k = 1, 2, 4, ..., K (default: the run's eval.k, else 4; 0 = greedy only)"},
+    {"--task", true,
+     "a task generator's test split instead of --data (arith, chain, countdown, progression)"},
+    {"-k", true,
+     "samples per problem for mean@k and pass@k, k = 1, 2, 4, ..., K (default: the run's eval.k, else 4; 0 = "
+     "greedy only)"},
     {"--problems", true, "number of problems (default: the run's eval.num_problems, else 200)"},
-    {"--temperature", true, "sampling temperature for the k samples (default: the run's eval.temperature, else 1)"},
-    {"--max-new-tokens", true, "generation limit (default: the run's, else 64)"},
+    {"--temperature", true,
+     "sampling temperature for the k samples (default: the run's eval.temperature, else 1)"},
+    {"--max-new-tokens", true,
+     "generation limit (default: the run's eval.max_new_tokens or sampler.max_new_tokens, "
+     "else the config default, 48)"},
     {"--seed", true, "sampling seed (default: the run's train.seed, else 0)"},
     {"--out", true, "per-problem results JSONL (default: none)"},
     threads_flag(),
@@ -83,13 +89,8 @@ int run_eval(int argc, char** argv) {
   model::LoadedModel& m = in.loaded;
   GTPO_CHECK(m.tokenizer != nullptr, "eval: the checkpoint has no tokenizer");
   std::unique_ptr<rl::ProblemSource> source = problem_source(args, in.run_config, in.dir);
-  rl::EvalOptions o;
-  if (in.run_config) {
-    o = rl::eval_options(*in.run_config);
-  } else {
-    o.problems = 200;
-    o.max_new_tokens = 64;
-  }
+  // The run's eval settings, else the run config's defaults: one place for every default.
+  rl::EvalOptions o = rl::eval_options(in.run_config ? *in.run_config : rl::RunConfig{});
   o.problems = args.get_int("--problems", o.problems, 1, 1 << 24);
   o.k = args.get_int("-k", o.k, 0, 1 << 16);
   o.temperature = static_cast<float>(args.get_double("--temperature", o.temperature));

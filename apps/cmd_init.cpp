@@ -42,12 +42,16 @@ std::unique_ptr<data::Tokenizer> tokenizer_from(const YAML::Node& node, const mo
 int run_init(int argc, char** argv) {
   Args args(argc, argv, kFlags);
   if (args.help()) {
-    std::fputs(usage_text("gtpo init CONFIG.yaml [model.KEY=VALUE ...] [seed=N] --out DIR",
-                          "Writes a freshly initialised model (GPT-2-style init scaled by depth, a pure function\n"
-                          "of the seed) as a checkpoint directory: model.safetensors, config.yaml, tokenizer.json,\n"
-                          "and config.json + generation_config.json so transformers' from_pretrained loads it.\n"
-                          "A config holding only a model: section is enough.",
-                          kFlags).c_str(), stdout);
+    std::fputs(
+        usage_text("gtpo init CONFIG.yaml [model.KEY=VALUE ...] [train.seed=N] --out DIR",
+                   "Writes a freshly initialised model (GPT-2-style init scaled by depth, a pure function\n"
+                   "of the seed) as a checkpoint directory: model.safetensors, config.yaml, tokenizer.json,\n"
+                   "and config.json + generation_config.json so transformers' from_pretrained loads it.\n"
+                   "A config holding only a model: section is enough; a run config works too (its model:,\n"
+                   "tokenizer: and train.seed are read, as gtpo train would initialise the model).",
+                   kFlags)
+            .c_str(),
+        stdout);
     return 0;
   }
   GTPO_CHECK(args.positionals().size() == 1, "init: expected exactly one CONFIG.yaml, got ", args.positionals().size());
@@ -56,26 +60,31 @@ int run_init(int argc, char** argv) {
   const YAML::Node root = io::load_yaml(io::read_file(path), path);
   GTPO_CHECK(root.IsMap() && root["model"], path, ": no 'model:' section");
   std::vector<io::ConfigValue> values = io::read_yaml_section(root["model"], path, "model");
+  // The seed is train.seed, as in the run config that gtpo train reads (which initialises with it too).
+  GTPO_CHECK(!root["seed"], io::line_of(path, root["seed"]),
+             ": there is no top-level seed: the seed is train.seed ",
+             "(train: {seed: N}), as in gtpo train's config");
   const config::Codec<uint64_t> seed_codec = config::integer<uint64_t>(0);
   uint64_t seed = 0;
-  if (root["seed"]) {
+  if (root["train"] && root["train"].IsMap() && root["train"]["seed"]) {
     try {
-      seed = seed_codec.parse(root["seed"].Scalar());
+      seed = seed_codec.parse(root["train"]["seed"].Scalar());
     } catch (const Error& e) {
-      fail(io::line_of(path, root["seed"]), ": seed: ", e.what());
+      fail(io::line_of(path, root["train"]["seed"]), ": train.seed: ", e.what());
     }
   }
   for (const auto& [key, value] : args.overrides()) {
     if (key.rfind("model.", 0) == 0) {
       values.push_back({"command line", "model", key.substr(6), value});
-    } else if (key == "seed") {
+    } else if (key == "train.seed") {
       try {
         seed = seed_codec.parse(value);
       } catch (const Error& e) {
-        fail("command line: seed: ", e.what());
+        fail("command line: train.seed: ", e.what());
       }
     } else {
-      fail("init: unknown override '", key, "' (use model.KEY=VALUE or seed=N)");
+      fail("init: unknown override '", key, "'", key == "seed" ? " (the seed is train.seed)" : "",
+           " (use model.KEY=VALUE or train.seed=N)");
     }
   }
   // Overrides join the file's values before the derived defaults (intermediate_size, ...) are worked out.

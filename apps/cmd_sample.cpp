@@ -22,11 +22,13 @@ const std::vector<FlagSpec> kFlags = {
     {"--prompt", true, "prompt text (encoded with the checkpoint's tokenizer)"},
     {"--prompt-tokens", true, "prompt as comma-separated token ids, instead of --prompt"},
     {"-n", true, "samples per prompt, G (default 1)"},
-    {"--temperature", true, "sampling temperature; 0 = greedy (default: the run's sampler.temperature, else 1)"},
+    {"--temperature", true,
+     "sampling temperature; 0 = greedy (default: the run's sampler.temperature, else 1)"},
     {"--top-k", true, "keep the k most probable tokens; 0 = off (default: the run's sampler.top_k, else 0)"},
     {"--top-p", true, "nucleus sampling mass; 1 = off (default: the run's sampler.top_p, else 1)"},
     {"--seed", true, "random seed, >= 0 (default 0)"},
-    {"--max-new-tokens", true, "tokens to generate at most (default: the run's sampler.max_new_tokens, else 64)"},
+    {"--max-new-tokens", true,
+     "tokens to generate at most (default: the run's sampler.max_new_tokens, else the config default, 48)"},
     {"--stop", true, "stop string (ends a sample once its text ends with it)"},
     {"--jsonl", false, "print one JSON object per sample with tokens, logprobs and entropies"},
     threads_flag(),
@@ -85,14 +87,13 @@ int run_sample(int argc, char** argv) {
              " tokens; it must have between 1 and ", context - 1, " (model.max_position_embeddings ", context, ")");
   model::SamplingOptions o;
   o.group_size = args.get_int("-n", 1, 1, 1 << 16);
-  o.temperature = static_cast<float>(args.get_double("--temperature", in.run_config ? run_sampler.temperature : 1.0));
+  o.temperature = static_cast<float>(args.get_double("--temperature", run_sampler.temperature));
   GTPO_CHECK(o.temperature >= 0.0f, "sample: --temperature must be >= 0, got ", o.temperature);
-  o.top_k = args.get_int("--top-k", in.run_config ? run_sampler.top_k : 0, 0, mc.vocab_size);
-  o.top_p = static_cast<float>(args.get_double("--top-p", in.run_config ? run_sampler.top_p : 1.0));
+  o.top_k = args.get_int("--top-k", run_sampler.top_k, 0, mc.vocab_size);
+  o.top_p = static_cast<float>(args.get_double("--top-p", run_sampler.top_p));
   GTPO_CHECK(o.top_p > 0.0f && o.top_p <= 1.0f, "sample: --top-p must be in (0, 1], got ", o.top_p);
   o.seed = static_cast<uint64_t>(args.get_int("--seed", 0, 0, std::numeric_limits<int64_t>::max()));
-  o.max_new_tokens = args.get_int("--max-new-tokens", in.run_config ? run_sampler.max_new_tokens : 64, 1,
-                                  context - prompt_len);
+  o.max_new_tokens = args.get_int("--max-new-tokens", run_sampler.max_new_tokens, 1, context - prompt_len);
   // Before allocating: -n samples of this length must fit in memory.
   const double need = model::generation_bytes(mc, o.group_size, prompt_len + o.max_new_tokens);
   const double have = model::physical_memory_bytes();

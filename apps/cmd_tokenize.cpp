@@ -1,16 +1,16 @@
 // gtpo tokenize: a tokenizer.json (or a directory holding one) applied to text or ids, as JSONL, so that
 // gtpo's ids can be compared with the `tokenizers` / transformers ones and checked by hand.
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "apps/args.h"
+#include "apps/checkpoint_input.h"
 #include "apps/commands.h"
 #include "data/chat/chat_template.h"
 #include "data/jsonl.h"
@@ -28,17 +28,24 @@ struct UsageError : Error {
 };
 
 const std::vector<FlagSpec> kFlags = {
-    {"--tokenizer", true, "tokenizer.json, or a directory with tokenizer.json [+ tokenizer_config.json]"},
-    {"--text", true, "one text to encode (or, with --decode, a JSON array of ids); the result goes to stdout"},
+    {"--tokenizer", true,
+     "tokenizer.json, or a directory with tokenizer.json [+ tokenizer_config.json], or a run "
+     "directory (its latest checkpoint's)"},
+    {"--text", true,
+     "one text to encode (or, with --decode, a JSON array of ids); the result goes to stdout"},
     {"--in", true, "JSONL input: {\"text\": ...} lines, or {\"ids\": [...]} lines with --decode"},
     {"--out", true, "JSONL output, one line per input line (written atomically)"},
     {"--decode", false, "ids -> text instead of text -> ids"},
-    {"--no-special", false, "encode: no post-processor tokens (add_special_tokens=False); decode: skip special tokens"},
-    {"--plain", false, "encode the text only: added/special tokens in the text stay plain text (what gtpo's RL "
-                       "code does with task text)"},
-    {"--chat", false, "input lines are {\"messages\": [...]} (--text: a JSON array of messages), rendered with the "
-                      "tokenizer's chat template; output adds the rendered \"text\""},
-    {"--add-generation-prompt", false, "with --chat: end with the assistant turn's opening, as RL prompts do"},
+    {"--no-special", false,
+     "encode: no post-processor tokens (add_special_tokens=False); decode: skip special tokens"},
+    {"--plain", false,
+     "encode the text only: added/special tokens in the text stay plain text (what gtpo's RL "
+     "code does with task text)"},
+    {"--chat", false,
+     "input lines are {\"messages\": [...]} (--text: a JSON array of messages), rendered with the "
+     "tokenizer's chat template; output adds the rendered \"text\""},
+    {"--add-generation-prompt", false,
+     "with --chat: end with the assistant turn's opening, as RL prompts do"},
 };
 
 const char* kDescription =
@@ -143,7 +150,7 @@ std::string dump_line(const json& j) { return j.dump(-1, ' ', false, nlohmann::j
 int run(const Settings& s) {
   const auto start = std::chrono::steady_clock::now();
   const std::clock_t cpu_start = std::clock();
-  const auto tok = data::load_tokenizer(s.tokenizer);
+  const auto tok = data::load_tokenizer(resolve_checkpoint_dir(s.tokenizer));  // a run directory: its latest
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
   // CPU time too: on a busy machine the wall time says more about the neighbours than about the loader.

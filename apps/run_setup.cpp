@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "apps/checkpoint_input.h"
 #include "apps/device_setup.h"
 #include "data/tasks/registry.h"
 #include "data/tokenizer/char_tokenizer.h"
@@ -104,7 +105,7 @@ RunObjects build_run(rl::RunConfig& c) {
         rl::ProblemSource::from_task(data::make_task(c.task.name, c.task.options), c.train.seed, format));
 
   if (!c.train.init_from.empty()) {
-    model::LoadedModel loaded = model::load_model(c.train.init_from, c.train.device);
+    model::LoadedModel loaded = model::load_model(resolve_checkpoint_dir(c.train.init_from), c.train.device);
     run.model = std::move(loaded.model);
     tokenizer_from_checkpoint = loaded.tokenizer != nullptr;
     run.tokenizer = loaded.tokenizer ? std::move(loaded.tokenizer)

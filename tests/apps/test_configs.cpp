@@ -9,11 +9,11 @@
 
 using namespace gtpo;
 
-TEST_CASE("configs: the quick start and every per-algorithm config load", "[apps][configs]") {
+TEST_CASE("configs: the quick start, tiny-llama and every per-algorithm config load", "[apps][configs]") {
   const std::filesystem::path root = std::filesystem::path(GTPO_SOURCE_DIR) / "configs";
-  std::vector<std::filesystem::path> files = {root / "quickstart.yaml"};
+  std::vector<std::filesystem::path> files = {root / "quickstart.yaml", root / "tiny-llama.yaml"};
   for (const auto& e : std::filesystem::directory_iterator(root / "algorithms")) files.push_back(e.path());
-  REQUIRE(files.size() == 7);
+  REQUIRE(files.size() == 8);
   for (const auto& f : files) {
     INFO(f.string());
     rl::RunConfig c = rl::load_run_config(f.string());

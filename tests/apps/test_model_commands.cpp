@@ -28,11 +28,31 @@ std::string write_config(const std::string& dir) {
 TEST_CASE("apps: init writes a loadable checkpoint, overrides and seed apply", "[apps][init]") {
   const std::string dir = testing::fresh_temp_dir("apps_init");
   const std::string config = write_config(dir);
-  REQUIRE(call_command({"init", config, "model.num_hidden_layers=3", "seed=4", "--out", dir + "/ckpt"}, apps::run_init) == 0);
+  REQUIRE(call_command({"init", config, "model.num_hidden_layers=3", "train.seed=4", "--out", dir + "/ckpt"},
+                       apps::run_init) == 0);
   model::LoadedModel m = model::load_model(dir + "/ckpt");
   CHECK(m.model->config().num_hidden_layers == 3);
   REQUIRE(m.tokenizer);
   CHECK(m.tokenizer->kind() == "byte");  // no tokenizer section and vocab_size >= 259
+  // The seed is train.seed, in the file or on the command line, as in gtpo train's config.
+  io::write_file_atomic(dir + "/seeded.yaml", io::read_file(config) + "train:\n  seed: 4\n");
+  REQUIRE(
+      call_command({"init", dir + "/seeded.yaml", "model.num_hidden_layers=3", "--out", dir + "/file_seed"},
+                   apps::run_init) == 0);
+  REQUIRE(call_command({"init", config, "model.num_hidden_layers=3", "--out", dir + "/seed0"},
+                       apps::run_init) == 0);
+  const std::string name = "transformer.h.0.mlp.c_fc.weight";
+  const auto weights = [&](const std::string& ckpt) {
+    return model::load_model(dir + "/" + ckpt).model->parameters().get(name).to_vector();
+  };
+  CHECK(weights("file_seed") == weights("ckpt"));
+  CHECK(weights("seed0") != weights("ckpt"));
+  CHECK_THROWS_WITH(call_command({"init", config, "seed=4", "--out", dir + "/x"}, apps::run_init),
+                    Contains("unknown override 'seed' (the seed is train.seed)"));
+  io::write_file_atomic(dir + "/top_seed.yaml", io::read_file(config) + "seed: 4\n");
+  CHECK_THROWS_WITH(
+      call_command({"init", dir + "/top_seed.yaml", "--out", dir + "/x"}, apps::run_init),
+      Contains("top_seed.yaml:") && Contains("there is no top-level seed: the seed is train.seed"));
   CHECK_THROWS_WITH(call_command({"init", config, "bogus=1", "--out", dir + "/x"}, apps::run_init), Contains("unknown override 'bogus'"));
   CHECK_THROWS_WITH(call_command({"init", config, "model.hidden_size=30", "--out", dir + "/x"}, apps::run_init),
                     Contains("divisible by num_attention_heads"));

@@ -249,6 +249,18 @@ TEST_CASE("eval, sample, score: a run directory brings its checkpoint and its ru
   io::write_file_atomic(dir + "/in.jsonl", "{\"tokens\": [1, 2, 3], \"prompt_len\": 1}\n");
   CHECK(call_command({"score", "--checkpoint", run, "--in", dir + "/in.jsonl", "--out", dir + "/o.jsonl", "--threads", "2"},
                      apps::run_score) == 0);
+  // Every command names a checkpoint alike: RUN/checkpoints/latest itself, and a run directory for
+  // train.init_from and tokenize --tokenizer.
+  CHECK(call_command(
+            {"sample", "--checkpoint", run + "/checkpoints/latest", "--prompt", "1+2=", "--threads", "1"},
+            apps::run_sample) == 0);
+  CHECK(call_command({"tokenize", "--tokenizer", run, "--text", "1+2="}, apps::run_tokenize) == 0);
+  CHECK(call_command({"train", dir + "/run.yaml", "train.init_from=" + run, "sft.steps=0", "train.steps=1",
+                      "train.out_dir=" + dir + "/from_run"},
+                     apps::run_train) == 0);
+  CHECK(call_command({"train", dir + "/run.yaml", "train.init_from=" + run + "/checkpoints/latest",
+                      "sft.steps=0", "train.steps=1", "train.out_dir=" + dir + "/from_latest"},
+                     apps::run_train) == 0);
   fs::remove_all(dir);
 }
 
