@@ -39,7 +39,7 @@ TEST_CASE("apps: gtpo init and gtpo export --dtype bf16 directories give transfo
     INFO("model " << name);
     const std::string work = dir + "/" + name;
     fs::create_directories(work);
-    io::write_file_atomic(work + "/model.yaml", yaml + "seed: 5\n");
+    io::write_file_atomic(work + "/model.yaml", yaml + "train:\n  seed: 5\n");
     REQUIRE(call_command({"init", work + "/model.yaml", "--out", work + "/init"}, apps::run_init) == 0);
     const double init_diff = gtpo_vs_transformers(work + "/init", work);
     WARN(name << ": gtpo init directory, max |gtpo - transformers| = " << init_diff);

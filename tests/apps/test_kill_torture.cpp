@@ -99,23 +99,26 @@ TEST_CASE("kill -9: init --out over a checkpoint leaves the old or the new one",
   io::write_file_atomic(dir + "/model.yaml", kModelYaml);
   const std::string out = dir + "/ckpt";
   // The two versions every kill must leave one of.
-  REQUIRE(testing::run_gtpo({"init", dir + "/model.yaml", "seed=1", "--out", dir + "/ref1"}).first == 0);
-  const auto [code, seconds] = testing::run_gtpo({"init", dir + "/model.yaml", "seed=2", "--out", dir + "/ref2"});
+  REQUIRE(testing::run_gtpo({"init", dir + "/model.yaml", "train.seed=1", "--out", dir + "/ref1"}).first ==
+          0);
+  const auto [code, seconds] =
+      testing::run_gtpo({"init", dir + "/model.yaml", "train.seed=2", "--out", dir + "/ref2"});
   REQUIRE(code == 0);
   const auto ref1 = weights_of(dir + "/ref1"), ref2 = weights_of(dir + "/ref2");
   REQUIRE(ref1 != ref2);
-  REQUIRE(testing::run_gtpo({"init", dir + "/model.yaml", "seed=1", "--out", out}).first == 0);
+  REQUIRE(testing::run_gtpo({"init", dir + "/model.yaml", "train.seed=1", "--out", out}).first == 0);
   torture(
       "init --out", seconds * 1.1, [&] { return leftover_beside(out); },
       [&](int i) {
-        return std::vector<std::string>{"init", dir + "/model.yaml", i % 2 ? "seed=1" : "seed=2", "--out", out};
+        return std::vector<std::string>{"init", dir + "/model.yaml", i % 2 ? "train.seed=1" : "train.seed=2",
+                                        "--out", out};
       },
       [&](int) {
         const auto w = weights_of(out);
         CHECK((w == ref1 || w == ref2));
       });
   // The next write puts any leftover right.
-  REQUIRE(testing::run_gtpo({"init", dir + "/model.yaml", "seed=2", "--out", out}).first == 0);
+  REQUIRE(testing::run_gtpo({"init", dir + "/model.yaml", "train.seed=2", "--out", out}).first == 0);
   CHECK(weights_of(out) == ref2);
   CHECK_FALSE(leftover_beside(out));
   fs::remove_all(dir);

@@ -109,8 +109,10 @@ TEST_CASE("run dir: a checkpoint of the same step is rewritten, never skipped", 
   const std::string dir = setup("same_step");
   io::write_file_atomic(dir + "/model.yaml", "model:\n  architecture: gpt2\n  vocab_size: 260\n  hidden_size: 32\n"
                                              "  num_hidden_layers: 1\n  num_attention_heads: 4\n  max_position_embeddings: 32\n");
-  REQUIRE(call_command({"init", dir + "/model.yaml", "seed=1", "--out", dir + "/a"}, apps::run_init) == 0);
-  REQUIRE(call_command({"init", dir + "/model.yaml", "seed=2", "--out", dir + "/b"}, apps::run_init) == 0);
+  REQUIRE(call_command({"init", dir + "/model.yaml", "train.seed=1", "--out", dir + "/a"}, apps::run_init) ==
+          0);
+  REQUIRE(call_command({"init", dir + "/model.yaml", "train.seed=2", "--out", dir + "/b"}, apps::run_init) ==
+          0);
   model::LoadedModel a = model::load_model(dir + "/a"), b = model::load_model(dir + "/b");
   optim::AdamW opt(a.model->parameters());
   rl::TrainProgress progress;
