@@ -128,6 +128,7 @@ struct LogSection {
   int64_t every = 10;  // a full step line every this many steps (metrics.jsonl has every step)
   bool progress = true;
   int64_t samples = 2;  // completions logged per sample_every step
+  bool tensorboard = false;  // RUN/tensorboard/ event file, rewritten with the report
 };
 
 struct RunConfig {

@@ -14,7 +14,7 @@ namespace {
 const std::set<std::string>& run_files() {
   static const std::set<std::string> names = {"config.yaml", "metrics.jsonl",  "eval.jsonl",  "samples.jsonl",
                                               "sft.jsonl",   "segments.jsonl", "checkpoints", "sft",
-                                              "sft.tmp",     "sft.old",        "report.html"};
+                                              "sft.tmp",     "sft.old",        "report.html", "tensorboard"};
   return names;
 }
 }  // namespace

@@ -225,12 +225,18 @@ std::vector<RunKey> schema::log_keys() {
   using config::field;
   return {
       field("log", "every", &RunConfig::log, &LogSection::every, config::integer<int64_t>(1),
-            "print a full step line every this many RL steps (metrics.jsonl always has every step); on a terminal a "
+            "print a full step line every this many RL steps (metrics.jsonl always has every step); on a "
+            "terminal a "
             "line updated in place shows every step"),
       field("log", "progress", &RunConfig::log, &LogSection::progress, config::boolean(),
             "print progress (step lines, the in-place line, eval results); warnings are printed regardless"),
       field("log", "samples", &RunConfig::log, &LogSection::samples, config::integer<int64_t>(0),
             "completions logged at each train.sample_every step"),
+      field("log", "tensorboard", &RunConfig::log, &LogSection::tensorboard, config::boolean(),
+            "also write the run's scalars as a TensorBoard event file, "
+            "RUN/tensorboard/events.out.tfevents.gtpo, "
+            "rewritten with report.html at each eval and checkpoint (tensorboard --logdir RUN/tensorboard; "
+            "docs/metrics.md); gtpo report --tensorboard DIR writes it for any run"),
   };
 }
 
@@ -385,9 +391,12 @@ TrainSummary Trainer::run_unchecked(const RunSegment& segment, std::string& last
   auto refresh_report = [&] {
     if (!writer) return;
     try {
-      write_run_report(out_dir);
+      const nlohmann::json run = load_run(out_dir);
+      io::write_file_atomic(out_dir + "/report.html", render_report_html({run}));
+      if (c_.log.tensorboard) write_tensorboard(run, out_dir + "/tensorboard");
     } catch (const std::exception& e) {
-      stderr_console().line(std::string("warning: could not refresh ") + out_dir + "/report.html: " + e.what());
+      stderr_console().line(std::string("warning: could not refresh ") + out_dir + "/report.html" +
+                            (c_.log.tensorboard ? " and tensorboard/: " : ": ") + e.what());
     }
   };
 

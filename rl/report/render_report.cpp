@@ -1,11 +1,8 @@
 // The page: the static template (rl/report/report_template.html, compiled in as a string by CMake) with the
 // runs' JSON in place of its placeholder.
-#include <filesystem>
-
 #include "rl/report/report_template.h"  // generated: kReportTemplate
 #include "rl/report/run_report.h"
 #include "runtime/error.h"
-#include "runtime/io/atomic_file.h"
 
 namespace gtpo::rl {
 
@@ -27,10 +24,6 @@ std::string render_report_html(const std::vector<nlohmann::json>& runs) {
   html.reserve(page.size() + safe.size());
   html.append(page.substr(0, at)).append(safe).append(page.substr(at + kPlaceholder.size()));
   return html;
-}
-
-void write_run_report(const std::string& run_dir) {
-  io::write_file_atomic(run_dir + "/report.html", render_report_html({load_run(run_dir)}));
 }
 
 }  // namespace gtpo::rl

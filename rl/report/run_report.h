@@ -30,7 +30,11 @@ std::string render_report_html(const std::vector<nlohmann::json>& runs);
 // the row of the same step. Missing values are empty cells.
 std::string report_csv(const std::vector<nlohmann::json>& runs);
 
-// Writes RUN_DIR/report.html atomically (the trainer refreshes it at each eval and checkpoint).
-void write_run_report(const std::string& run_dir);
+// The run's scalars as TensorBoard's event file (bytes): every numeric metrics.jsonl key at its RL step
+// (tag = the key), eval.jsonl's as eval/KEY, sft.jsonl's as sft/KEY (at warm-start steps). Wall times are
+// the run's start (segments.jsonl) plus the steps' seconds, so the same files always give the same bytes.
+std::string tensorboard_events(const nlohmann::json& run);
+// Writes DIR/events.out.tfevents.gtpo atomically (DIR is created): TensorBoard's --logdir reads it.
+void write_tensorboard(const nlohmann::json& run, const std::string& dir);
 
 }  // namespace gtpo::rl

@@ -2,10 +2,10 @@
 // the charts and the per-token view present, hover read-outs working, a screenshot saved), the CSV export, and
 // docs/metrics.md naming every key the run wrote.
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -184,4 +184,55 @@ TEST_CASE(
       CHECK_THAT(section, Contains("| `" + key + "` |"));
     }
   }
+}
+
+TEST_CASE(
+    "report: TensorBoard's own reader reads the run's event file: every metric, eval and SFT value at its "
+    "step",
+    "[report][tensorboard]") {
+  const char* python = std::getenv("GTPO_HF_PYTHON");
+  INFO("GTPO_HF_PYTHON is not set: this test runs TensorBoard's reader (scripts/test.sh sets it)");
+  REQUIRE(python != nullptr);
+  const std::string dir = testing::fresh_temp_dir("report_tensorboard");
+  const std::string run = dir + "/run";
+  io::write_file_atomic(dir + "/run.yaml", kConfig);
+  REQUIRE(call_command({"train", dir + "/run.yaml", "train.out_dir=" + run, "log.tensorboard=true"},
+                       apps::run_train) == 0);
+  const std::string events = run + "/tensorboard/events.out.tfevents.gtpo";
+  REQUIRE(fs::exists(events));
+  // gtpo report --tensorboard writes the same bytes from the same files.
+  REQUIRE(call_command({"report", run, "--tensorboard", dir + "/tb"}, apps::run_report) == 0);
+  CHECK(io::read_file(dir + "/tb/events.out.tfevents.gtpo") == io::read_file(events));
+  const std::string out = dir + "/scalars.json";
+  const std::string cmd = std::string("'") + python + "' '" + GTPO_SOURCE_DIR +
+                          "/scripts/reference/tensorboard_read.py' '" + run + "/tensorboard' > '" + out + "'";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const nlohmann::json scalars = nlohmann::json::parse(io::read_file(out));
+  // The value TensorBoard holds for TAG at STEP (a float32, as the format stores it).
+  const auto value_at = [&](const std::string& tag, int64_t step) -> std::optional<double> {
+    if (!scalars.contains(tag)) return std::nullopt;
+    for (const auto& e : scalars[tag])
+      if (e[0].get<int64_t>() == step) return e[1].get<double>();
+    return std::nullopt;
+  };
+  size_t checked = 0;
+  const auto check_file = [&](const std::string& file, const std::string& prefix) {
+    for (const nlohmann::json& line : read_lines(run + "/" + file)) {
+      const int64_t step = line["step"].get<int64_t>();
+      for (const auto& [key, v] : line.items()) {
+        if (key == "step" || !v.is_number()) continue;
+        INFO(file << " step " << step << " key " << key);
+        const std::optional<double> got = value_at(prefix + key, step);
+        REQUIRE(got.has_value());
+        CHECK(*got == static_cast<double>(static_cast<float>(v.get<double>())));
+        ++checked;
+      }
+    }
+  };
+  check_file("metrics.jsonl", "");
+  check_file("eval.jsonl", "eval/");
+  check_file("sft.jsonl", "sft/");
+  CHECK(checked > 4 * 30);
+  CHECK(scalars["accuracy"].size() == 4);  // one value per RL step, nothing else under the tag
+  fs::remove_all(dir);
 }
