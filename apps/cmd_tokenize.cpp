@@ -138,7 +138,10 @@ json encode_chat(const data::Tokenizer& tok, const nlohmann::ordered_json& messa
 // One input line to one output line.
 json process_line(const data::JsonLine& line, const data::Tokenizer& tok, const Settings& s) {
   const std::string where = line.source + ":" + std::to_string(line.line);
-  if (s.chat) return encode_chat(tok, nlohmann::ordered_json(data::require_array(line, "messages")), where + ": field 'messages'", s);
+  if (s.chat) {
+    data::require_array(line, "messages");  // its type checked, named
+    return encode_chat(tok, data::ordered_field(line, "messages"), where + ": field 'messages'", s);
+  }
   if (s.decode) {
     return decode_ids(tok, ids_of(data::require_array(line, "ids"), where + ": ", tok), s);
   }

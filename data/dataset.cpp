@@ -67,7 +67,7 @@ void read_answer(const JsonLine& line, Problem& p) {
 // The conversation of field KEY; a final assistant turn of "messages" becomes the reference solution.
 std::vector<chat::ChatMessage> conversation_of(const JsonLine& line, const std::string& key, Problem& p) {
   const std::string where = line.source + ":" + std::to_string(line.line) + ": field '" + key + "'";
-  std::vector<chat::ChatMessage> messages = chat::messages_from_json(nlohmann::ordered_json(line.value[key]), where);
+  std::vector<chat::ChatMessage> messages = chat::messages_from_json(ordered_field(line, key), where);
   if (messages.empty()) fail_at(line, "field '", key, "' holds no messages");
   if (key == "messages" && messages.back().role == "assistant") {
     if (messages.back().content) p.reference_solution = *messages.back().content;

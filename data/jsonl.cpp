@@ -22,6 +22,14 @@ std::string json_error_message(const nlohmann::json::exception& e) {
   return close == std::string::npos ? what : what.substr(close + 2);
 }
 
+nlohmann::ordered_json ordered_field(const JsonLine& where, const std::string& key) {
+  if (where.text.empty())
+    return where.value.contains(key) ? nlohmann::ordered_json(where.value[key]) : nullptr;  // built in memory
+  const nlohmann::ordered_json all = nlohmann::ordered_json::parse(where.text);  // parsed once already: valid
+  const auto it = all.find(key);
+  return it == all.end() ? nlohmann::ordered_json() : *it;
+}
+
 std::vector<JsonLine> parse_jsonl(std::string_view text, const std::string& source) {
   std::vector<JsonLine> out;
   std::size_t line_no = 0;
@@ -32,7 +40,7 @@ std::vector<JsonLine> parse_jsonl(std::string_view text, const std::string& sour
         text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
     ++line_no;
     if (!is_blank(line)) {
-      JsonLine record{source, line_no, {}};
+      JsonLine record{source, line_no, {}, std::string(line)};
       try {
         record.value = nlohmann::json::parse(line);
       } catch (const nlohmann::json::exception& e) {

@@ -17,8 +17,13 @@ namespace gtpo::data {
 struct JsonLine {
   std::string source;   // file name as given (or any label for in-memory text)
   std::size_t line = 0; // 1-based line number in the source
-  nlohmann::json value; // always an object
+  nlohmann::json value;  // always an object (its keys sorted: nlohmann::json is a std::map)
+  std::string text;      // the line as read, for ordered_field
 };
+
+// Field KEY of the line with every object's keys in the file's order (nlohmann::json sorts them): for
+// what a template renders as written, such as a conversation's tool-call arguments. Null when absent.
+nlohmann::ordered_json ordered_field(const JsonLine& where, const std::string& key);
 
 // Reads and parses every non-blank line of PATH. Throws gtpo::Error "PATH:LINE: ..." for invalid
 // JSON or a value that is not an object, and "PATH: cannot open" when the file cannot be read.

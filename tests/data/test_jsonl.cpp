@@ -166,7 +166,7 @@ TEST_CASE("problem_to_json round-trips through load_problems", "[jsonl][dataset]
   const auto j = problem_to_json(p);
   CHECK(j["numbers"] == nlohmann::json::array({3, 5, 7}));
   CHECK(j["target"] == 22);
-  const auto back = problem_from_json(JsonLine{"x", 1, j});
+  const auto back = problem_from_json(JsonLine{"x", 1, j, j.dump()});
   CHECK(back.prompt == p.prompt);
   CHECK(back.answer == p.answer);
   CHECK(back.reference_solution == p.reference_solution);

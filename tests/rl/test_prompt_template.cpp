@@ -134,3 +134,26 @@ TEST_CASE("prompt.template errors name the key, the file and the line", "[prompt
   CHECK_THROWS_WITH(ProblemSource::from_files(bad_rows, bad_rows, prompt_format(dir.write("t.jinja", kChatMl), "")),
                     Contains(bad_rows + ":1: field 'messages': message 0 needs a string 'role'"));
 }
+
+TEST_CASE("conversational rows keep the file's key order: tool-call arguments render as written",
+          "[prompt]") {
+  TempDir dir("key_order");
+  // Renders each message's keys and its tool calls' arguments in iteration order, as a template sees them.
+  const std::string tmpl = dir.write(
+      "args.jinja",
+      "{% for message in messages %}{{ message['role'] }}:{% for call in message.get('tool_calls', []) %}"
+      "{{ call['function']['arguments'] | tojson }}{% for k, v in call['function']['arguments'].items() "
+      "%}[{{ k }}]"
+      "{% endfor %}{% endfor %}{{ message['content'] }};{% endfor %}");
+  const std::string data = dir.write(
+      "data.jsonl",
+      R"({"messages": [{"role": "user", "content": "weather?"}, {"role": "assistant", "content": "", )"
+      R"("tool_calls": [{"type": "function", "function": {"name": "get", "arguments": {"zone": "CET", "city": "Paris", "days": 2}}}]}, )"
+      R"({"role": "tool", "content": "sunny"}], "answer": "sunny"})"
+      "\n");
+  RunConfig c = config_with("prompt: {template: " + tmpl + "}\n");
+  const ProblemSource source = ProblemSource::from_files(data, data, prompt_format_for_run(c));
+  // jinja2 (and transformers) see the arguments as the file has them: zone, city, days, not sorted.
+  CHECK_THAT(source.train(0).prompt,
+             Contains(R"(assistant:{"zone": "CET", "city": "Paris", "days": 2}[zone][city][days];)"));
+}
