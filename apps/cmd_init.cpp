@@ -1,6 +1,7 @@
 // gtpo init: writes a freshly initialised model checkpoint.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -20,16 +21,18 @@ const std::vector<FlagSpec> kFlags = {{"--out", true, "checkpoint directory to w
 
 // The tokenizer a config asks for: `tokenizer: {kind: byte}`, `{kind: char, alphabet: "..."}`,
 // `{file: path/to/tokenizer.json}`, or no section (a byte-level vocabulary when vocab_size >= 259).
-std::unique_ptr<data::Tokenizer> tokenizer_from(const YAML::Node& node, const model::ModelConfig& mc,
+// VOCAB_SIZE 0: the config leaves model.vocab_size to the tokenizer (a byte tokenizer is then 259 ids).
+std::unique_ptr<data::Tokenizer> tokenizer_from(const YAML::Node& node, int64_t vocab_size,
                                                 const std::string& where) {
   if (!node) {
-    if (mc.vocab_size >= 259) return data::make_byte_tokenizer(static_cast<int32_t>(mc.vocab_size));
+    if (vocab_size >= 259) return data::make_byte_tokenizer(static_cast<int32_t>(vocab_size));
     return nullptr;
   }
   GTPO_CHECK(node.IsMap(), where, ": tokenizer must be a mapping (kind: byte|char|bpe, alphabet or file)");
   if (node["file"]) return data::load_tokenizer(node["file"].as<std::string>());
   const std::string kind = node["kind"] ? node["kind"].as<std::string>() : "byte";
-  if (kind == "byte") return data::make_byte_tokenizer(static_cast<int32_t>(mc.vocab_size));
+  if (kind == "byte")
+    return data::make_byte_tokenizer(static_cast<int32_t>(std::max<int64_t>(vocab_size, 259)));
   if (kind == "char") {
     GTPO_CHECK(node["alphabet"], where, ": tokenizer.kind char needs tokenizer.alphabet");
     return std::make_unique<data::CharTokenizer>(node["alphabet"].as<std::string>());
@@ -87,9 +90,19 @@ int run_init(int argc, char** argv) {
            " (use model.KEY=VALUE or train.seed=N)");
     }
   }
+  // model.vocab_size left out is the tokenizer's size, as in gtpo train's config.
+  const bool has_vocab = std::any_of(values.begin(), values.end(),
+                                     [](const io::ConfigValue& v) { return v.key == "vocab_size"; });
+  int64_t vocab_size = 0;
+  if (has_vocab) vocab_size = model::model_config_from_values(values, path).vocab_size;
+  auto tokenizer = tokenizer_from(root["tokenizer"], vocab_size, path);
+  GTPO_CHECK(
+      has_vocab || tokenizer, path, ": model.vocab_size is left out and there is no tokenizer: section to ",
+      "take it from: give model.vocab_size, or a tokenizer (tokenizer: {kind: byte}, {kind: char, alphabet: ",
+      "...} or {file: tokenizer.json})");
+  if (!has_vocab) values.push_back({path, "model", "vocab_size", std::to_string(tokenizer->vocab_size())});
   // Overrides join the file's values before the derived defaults (intermediate_size, ...) are worked out.
   const model::ModelConfig mc = model::model_config_from_values(values, path);
-  auto tokenizer = tokenizer_from(root["tokenizer"], mc, path);
   if (tokenizer)
     GTPO_CHECK(tokenizer->vocab_size() <= mc.vocab_size, path, ": the tokenizer has ", tokenizer->vocab_size(),
                " tokens but model.vocab_size is ", mc.vocab_size);

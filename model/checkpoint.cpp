@@ -2,9 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <cmath>
-#include <filesystem>
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -264,10 +265,20 @@ void attach_special_tokens(LoadedModel& out, const std::string& dir, const HfMod
   }
   eos = merge_ids(eos, from_config.eos_token_ids);
   if (bos < 0 && out.tokenizer) bos = out.tokenizer->bos_id();
+  // An id past the vocabulary (GPT-2's 50256 in a model cut to a smaller vocabulary) can never be sampled,
+  // so it ends nothing; transformers loads such a directory too. Said once, not refused.
   const int64_t V = out.model->config().vocab_size;
-  for (int32_t id : eos)
-    GTPO_CHECK(id < V, "checkpoint '", dir, "': eos token id ", id, " is not below vocab_size ", V);
-  out.model->set_special_tokens(bos, std::move(eos));
+  std::vector<int32_t> reachable;
+  for (int32_t id : eos) {
+    if (id >= 0 && id < V)
+      reachable.push_back(id);
+    else
+      std::fprintf(stderr,
+                   "%s: eos token id %d is not below vocab_size %lld: it can never be sampled, so it ends "
+                   "no response (transformers loads it alike)\n",
+                   dir.c_str(), id, static_cast<long long>(V));
+  }
+  out.model->set_special_tokens(bos, std::move(reachable));
 }
 
 LoadedModel load_hf_model(const std::string& dir, Device device) {

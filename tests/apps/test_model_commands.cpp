@@ -152,3 +152,24 @@ TEST_CASE("apps: misspelt flags and commands get the nearest name, and --version
              Contains("gtpo 0.") && Contains("backends: cpu") && Contains("data-parallel ranks"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("apps: init takes model.vocab_size from the tokenizer when the config leaves it out",
+          "[apps][init]") {
+  const std::string dir = testing::fresh_temp_dir("apps_init_vocab");
+  const std::string model =
+      "model:\n  architecture: llama\n  hidden_size: 32\n  num_hidden_layers: 1\n"
+      "  num_attention_heads: 4\n  max_position_embeddings: 32\n";
+  io::write_file_atomic(dir + "/char.yaml", model + "tokenizer:\n  kind: char\n  alphabet: \"ab \"\n");
+  REQUIRE(call_command({"init", dir + "/char.yaml", "--out", dir + "/char"}, apps::run_init) == 0);
+  const model::LoadedModel m = model::load_model(dir + "/char");
+  REQUIRE(m.tokenizer);
+  CHECK(m.model->config().vocab_size == m.tokenizer->vocab_size());
+  io::write_file_atomic(dir + "/byte.yaml", model + "tokenizer:\n  kind: byte\n");
+  REQUIRE(call_command({"init", dir + "/byte.yaml", "--out", dir + "/byte"}, apps::run_init) == 0);
+  CHECK(model::load_model(dir + "/byte").model->config().vocab_size == 259);
+  io::write_file_atomic(dir + "/none.yaml", model);
+  CHECK_THROWS_WITH(
+      call_command({"init", dir + "/none.yaml", "--out", dir + "/none"}, apps::run_init),
+      Contains("model.vocab_size is left out and there is no tokenizer: section") && !Contains("got 0"));
+  std::filesystem::remove_all(dir);
+}

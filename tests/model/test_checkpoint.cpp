@@ -128,3 +128,23 @@ TEST_CASE("checkpoint: corrupt, truncated and mismatched files give clear errors
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("checkpoint: a Hugging Face directory's eos id past a smaller vocabulary loads, ending nothing",
+          "[model][checkpoint]") {
+  // As a GPT-2 directory cut to a smaller vocabulary keeps eos 50256: transformers loads it, and so does
+  // gtpo.
+  ModelConfig c = small_config();
+  c.architecture = Architecture::gpt2;
+  c.num_key_value_heads = c.num_attention_heads;
+  c.tie_word_embeddings = true;
+  Transformer m(c);
+  m.init_weights(2);
+  const std::string dir = testing::fresh_temp_dir("ckpt_eos_past_vocab");
+  save_model(dir, m, nullptr);
+  std::filesystem::remove(dir + "/config.yaml");  // read as a Hugging Face directory, through config.json
+  io::write_file_atomic(dir + "/generation_config.json",
+                        R"({"bos_token_id": 50256, "eos_token_id": [50256, 7]})");
+  LoadedModel loaded = load_model(dir);
+  CHECK(loaded.model->eos_token_ids() == std::vector<int32_t>{7});
+  std::filesystem::remove_all(dir);
+}
