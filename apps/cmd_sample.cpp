@@ -1,25 +1,52 @@
 // gtpo sample: grouped sampling from a checkpoint, as text or JSONL with per-token diagnostics.
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "apps/args.h"
 #include "apps/checkpoint_input.h"
 #include "apps/commands.h"
 #include "apps/device_setup.h"
+#include "data/prompt_tokens.h"
 #include "model/checkpoint.h"
 #include "model/memory_estimate.h"
 #include "model/sampler.h"
+#include "rl/prompt_template.h"
 #include "runtime/error.h"
 
 namespace gtpo::apps {
 
 namespace {
+// TEXT as the run made its training prompts: through its prompt format (prompt.template, or the checkpoint's
+// chat template) when that changes plain prompts, else with the trailing newline that a task generator's
+// prompts end with (a dataset's plain prompts are used as they are, so nothing is added for them).
+std::vector<int32_t> run_prompt_tokens(const data::Tokenizer& tok, const rl::RunConfig& run,
+                                       const std::string& dir, const std::string& text) {
+  const data::chat::PromptFormat format = rl::prompt_format(run.prompt.template_path_or_pattern, dir);
+  data::Problem p;
+  p.prompt = text;
+  std::string applied;
+  if (format.transforms_plain()) {
+    p.prompt = format.plain(text);
+    p.rendered = true;
+    applied = format.describe();
+  } else if (run.task.train_file.empty() && (text.empty() || text.back() != '\n')) {
+    p.prompt += '\n';
+    applied = "the trailing newline of task " + run.task.name + "'s prompts";
+  }
+  if (!applied.empty())
+    std::fprintf(stderr, "sample: the prompt formatted as the run's training prompts (%s; --raw: as given)\n",
+                 applied.c_str());
+  return data::encode_prompt(tok, p);
+}
+
 const std::vector<FlagSpec> kFlags = {
     checkpoint_flag(),
-    {"--prompt", true, "prompt text (encoded with the checkpoint's tokenizer)"},
+    {"--prompt", true,
+     "prompt text, formatted as the run formatted its prompts (see --raw) and encoded with the "
+     "checkpoint's tokenizer"},
+    {"--raw", false, "encode --prompt exactly as given, without the run's prompt format"},
     {"--prompt-tokens", true, "prompt as comma-separated token ids, instead of --prompt"},
     {"-n", true, "samples per prompt, G (default 1)"},
     {"--temperature", true,
@@ -55,11 +82,17 @@ std::vector<int32_t> parse_ids(const std::string& text) {
 int run_sample(int argc, char** argv) {
   Args args(argc, argv, kFlags);
   if (args.help()) {
-    std::fputs(usage_text("gtpo sample --checkpoint DIR|RUN_DIR (--prompt TEXT | --prompt-tokens 1,2,3) [-n G] [options]",
-                          "Samples G continuations of one prompt with a KV cache. Every token comes with its\n"
-                          "log-prob and the full-vocabulary entropy of its (temperature-scaled) distribution. A training\n"
-                          "checkpoint's run config gives the sampling defaults (its sampler section).",
-                          kFlags).c_str(), stdout);
+    std::fputs(
+        usage_text(
+            "gtpo sample --checkpoint DIR|RUN_DIR (--prompt TEXT | --prompt-tokens 1,2,3) [-n G] [options]",
+            "Samples G continuations of one prompt with a KV cache. Every token comes with its\n"
+            "log-prob and the full-vocabulary entropy of its (temperature-scaled) distribution. A training\n"
+            "checkpoint's run config gives the sampling defaults (its sampler section) and the prompt\n"
+            "format the run trained with: its prompt.template (or the checkpoint's chat template), else\n"
+            "the trailing newline a task generator's prompts end with; --raw encodes the text as given.",
+            kFlags)
+            .c_str(),
+        stdout);
     return 0;
   }
   apply_threads(args);
@@ -73,7 +106,10 @@ int run_sample(int argc, char** argv) {
   GTPO_CHECK(args.has("--prompt") != args.has("--prompt-tokens"), "sample: give exactly one of --prompt and --prompt-tokens");
   if (args.has("--prompt")) {
     GTPO_CHECK(tok, "sample: this checkpoint has no tokenizer; use --prompt-tokens");
-    prompt.tokens = tok->encode(args.get("--prompt", ""));
+    const std::string text = args.get("--prompt", "");
+    prompt.tokens = in.run_config && !args.has("--raw")
+                        ? run_prompt_tokens(*tok, *in.run_config, in.dir, text)
+                        : tok->encode(text);
   } else {
     prompt.tokens = parse_ids(args.get("--prompt-tokens", ""));
     for (int32_t id : prompt.tokens)

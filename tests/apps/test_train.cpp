@@ -372,3 +372,34 @@ TEST_CASE("train: a step whose groups were all dropped still logs what the model
   for (const nlohmann::json& s : kept) CHECK(s.contains("shaped") == !s["dropped"].get<bool>());
   fs::remove_all(dir);
 }
+
+TEST_CASE("train: gtpo sample formats a prompt as the run's training prompts, and --raw keeps it as given",
+          "[apps][sample]") {
+  const std::string dir = testing::fresh_temp_dir("sample_run_format");
+  io::write_file_atomic(dir + "/run.yaml", kConfig);
+  REQUIRE(call_command({"train", dir + "/run.yaml", "train.steps=1", "sft.steps=0", "eval.before_rl=false",
+                        "train.out_dir=" + dir + "/run"},
+                       apps::run_train) == 0);
+  // The prompt ids of the first sample, and what was said on stderr.
+  const auto sample = [&](const std::string& extra) {
+    const testing::ShellResult r =
+        testing::run_shell(testing::gtpo_binary() + " sample --checkpoint " + dir +
+                           "/run --prompt '1+2=' -n 1 --max-new-tokens 2 --jsonl" + extra);
+    REQUIRE(r.code == 0);
+    std::istringstream lines(r.output);
+    for (std::string line; std::getline(lines, line);)
+      if (!line.empty() && line[0] == '{')
+        return std::make_pair(nlohmann::json::parse(line)["prompt_tokens"], r.output);
+    FAIL("no sample line in: " << r.output);
+    return std::make_pair(nlohmann::json(), r.output);
+  };
+  const auto [formatted, said] = sample("");
+  const auto [raw, raw_said] = sample(" --raw");
+  const model::LoadedModel m = model::load_model(*rl::latest_checkpoint(dir + "/run"));
+  // arith's prompts end with a newline: the run trained on "...=\n", so the sample is asked the same way.
+  CHECK(formatted == nlohmann::json(m.tokenizer->encode("1+2=\n")));
+  CHECK(raw == nlohmann::json(m.tokenizer->encode("1+2=")));
+  CHECK_THAT(said, Catch::Contains("the trailing newline of task arith's prompts"));
+  CHECK_THAT(raw_said, !Catch::Contains("formatted as the run's"));
+  fs::remove_all(dir);
+}
