@@ -12,6 +12,23 @@
 using namespace gtpo;
 
 namespace {
+rl::ProblemSource arith_source() { return rl::ProblemSource::from_task(data::make_task("arith", {}), 1); }
+
+// A small Llama-family model over the tokenizer's vocabulary.
+model::ModelConfig tiny_llama(const data::Tokenizer& tok) {
+  model::ModelConfig c;
+  c.architecture = model::Architecture::llama;
+  c.vocab_size = tok.vocab_size();
+  c.hidden_size = 32;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.intermediate_size = 64;
+  c.max_position_embeddings = 64;
+  c.norm_eps = 1e-6f;
+  return c;
+}
+
 double sequence_logprob(const model::Transformer& m, const model::Sample& s) {
   NoGradGuard guard;
   std::vector<int32_t> seq = s.prompt_tokens;
@@ -29,20 +46,9 @@ double sequence_logprob(const model::Transformer& m, const model::Sample& s) {
 TEST_CASE("policy update: positive advantages gain probability, negative ones lose it", "[rl][update]") {
   for (const char* algo : {"grpo", "gtpo", "grpo_s"}) {
     INFO(algo);
-    auto task = data::make_task("arith", {});
-    rl::ProblemSource source = rl::ProblemSource::from_task(std::move(task), 1);
+    const rl::ProblemSource source = arith_source();
     data::CharTokenizer tok(source.alphabet());
-    model::ModelConfig c;
-    c.architecture = model::Architecture::llama;
-    c.vocab_size = tok.vocab_size();
-    c.hidden_size = 32;
-    c.num_hidden_layers = 2;
-    c.num_attention_heads = 4;
-    c.num_key_value_heads = 2;
-    c.intermediate_size = 64;
-    c.max_position_embeddings = 64;
-    c.norm_eps = 1e-6f;
-    model::Transformer m(c);
+    model::Transformer m(tiny_llama(tok));
     m.init_weights(3);
     model::SamplingOptions so;
     so.group_size = 4;
@@ -82,20 +88,9 @@ TEST_CASE("policy update: loss, policy_loss and kl_loss are means per optimiser 
           "[rl][update][metrics]") {
   // With lr 0 every epoch sees the same weights, so each optimiser step has the same losses: their mean over
   // two epochs equals one epoch's values (a sum would be twice them).
-  auto task = data::make_task("arith", {});
-  rl::ProblemSource source = rl::ProblemSource::from_task(std::move(task), 1);
+  const rl::ProblemSource source = arith_source();
   data::CharTokenizer tok(source.alphabet());
-  model::ModelConfig c;
-  c.architecture = model::Architecture::llama;
-  c.vocab_size = tok.vocab_size();
-  c.hidden_size = 32;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.intermediate_size = 64;
-  c.max_position_embeddings = 64;
-  c.norm_eps = 1e-6f;
-  model::Transformer m(c), reference(c);
+  model::Transformer m(tiny_llama(tok)), reference(tiny_llama(tok));
   m.init_weights(3);
   reference.init_weights(4);  // a different reference: the KL term is not 0
   model::SamplingOptions so;
