@@ -89,6 +89,55 @@ std::string shell_quote(const std::string& s) {
 
 }  // namespace
 
+const char* kChromiumFlags =
+    " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run --hide-scrollbars"
+    " --virtual-time-budget=10000";
+
+// The DOM of HTML#selftest after its script ran in headless Chromium; LOG gets Chromium's stderr. WORK holds
+// the browser profile.
+std::string selftest_dom(const std::string& chromium, const std::string& html, const std::string& work,
+                         std::string& log) {
+  const std::string dom_file = work + "/dom.html", log_file = work + "/chromium.log";
+  const std::string dump = "timeout 180 " + shell_quote(chromium) + kChromiumFlags +
+                           " --user-data-dir=" + shell_quote(work + "/chromium-profile") +
+                           " --enable-logging=stderr --v=0 --dump-dom " +
+                           shell_quote("file://" + fs::absolute(html).string() + "#selftest") + " > " +
+                           shell_quote(dom_file) + " 2> " + shell_quote(log_file);
+  INFO(dump);
+  REQUIRE(std::system(dump.c_str()) == 0);
+  log = io::read_file(log_file);
+  return io::read_file(dom_file);
+}
+
+TEST_CASE("report: several runs overlay with a toggle per run and one legend entry per key",
+          "[report][browser]") {
+  const std::string chromium = find_chromium();
+  if (chromium.empty())
+    FAIL("headless Chromium is needed to test the report page (scripts/setup.sh installs it)");
+  const std::string a = train_run("report_runs_a"), b = train_run("report_runs_b");
+  const std::string work = fs::path(a).parent_path().string(), html = work + "/both.html";
+  REQUIRE(call_command({"report", a, b, "--out", html}, apps::run_report) == 0);
+  std::string log;
+  const std::string dom = selftest_dom(chromium, html, work, log);
+  INFO("chromium log:\n" << log);
+  CHECK_THAT(log, !Contains("Uncaught"));
+  CHECK_THAT(dom, Contains("data-status=\"ok\""));
+  CHECK_THAT(dom, Contains("data-selftest=\"chart-hover-ok\""));
+  CHECK_THAT(dom, Contains("data-selftest-toggle=\"toggle-ok\""));
+  // The entropy chart's legend names its two keys once each, not once per run.
+  const std::size_t chart = dom.find("data-chart=\"entropy\""), next = dom.find("data-chart=", chart + 1);
+  const std::string card = dom.substr(chart, next - chart);
+  const auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = card.find(what); at != std::string::npos; at = card.find(what, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count("</svg>entropy_mean</span>") == 1);
+  CHECK(count("</svg>policy_entropy</span>") == 1);
+  fs::remove_all(fs::path(a).parent_path());
+  fs::remove_all(fs::path(b).parent_path());
+}
+
 TEST_CASE("report: a short training run's report runs without script errors in headless Chromium", "[report][browser]") {
   const std::string chromium = find_chromium();
   if (chromium.empty())
@@ -102,16 +151,10 @@ TEST_CASE("report: a short training run's report runs without script errors in h
   REQUIRE(call_command({"report", run, "--out", html}, apps::run_report) == 0);
 
   const std::string work = fs::path(run).parent_path().string();
-  const std::string flags = " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run"
-                            " --hide-scrollbars --user-data-dir=" + shell_quote(work + "/chromium-profile") +
-                            " --virtual-time-budget=10000";
-  const std::string url = shell_quote("file://" + fs::absolute(html).string() + "#selftest");
-  const std::string dom_file = work + "/dom.html", log_file = work + "/chromium.log";
-  const std::string dump = "timeout 180 " + shell_quote(chromium) + flags + " --enable-logging=stderr --v=0 --dump-dom " +
-                           url + " > " + shell_quote(dom_file) + " 2> " + shell_quote(log_file);
-  INFO(dump);
-  REQUIRE(std::system(dump.c_str()) == 0);
-  const std::string dom = io::read_file(dom_file), log = io::read_file(log_file);
+  const std::string flags =
+      std::string(kChromiumFlags) + " --user-data-dir=" + shell_quote(work + "/chromium-profile");
+  std::string log;
+  const std::string dom = selftest_dom(chromium, html, work, log);
   INFO("chromium log:\n" << log);
   CHECK_THAT(log, !Contains("Uncaught"));
   CHECK_THAT(dom, !Contains("class=\"script-error\""));
