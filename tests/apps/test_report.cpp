@@ -124,6 +124,10 @@ TEST_CASE("report: several runs overlay with a toggle per run and one legend ent
   CHECK_THAT(dom, Contains("data-status=\"ok\""));
   CHECK_THAT(dom, Contains("data-selftest=\"chart-hover-ok\""));
   CHECK_THAT(dom, Contains("data-selftest-toggle=\"toggle-ok\""));
+  // The runs' last evaluations side by side, as bars.
+  const std::size_t bars = dom.find("data-chart=\"eval-final\"");
+  REQUIRE(bars != std::string::npos);
+  CHECK(dom.find("<rect", bars) < dom.find("data-chart=", bars + 1));
   // The entropy chart's legend names its two keys once each, not once per run.
   const std::size_t chart = dom.find("data-chart=\"entropy\""), next = dom.find("data-chart=", chart + 1);
   const std::string card = dom.substr(chart, next - chart);
