@@ -31,7 +31,9 @@ struct Algorithm {
   bool needs_entropies;            // the math reads H; responses must carry |o_i| entropies
   bool token_level_shaping;        // shaped holds one reward per token
   bool sequence_level_loss;        // the policy loss is over sequences (use seq_advantage)
-  bool outcome_from_correctness;   // reward functions enter only through c_i, never through r_i's value
+  // Whether reward functions enter only through c_i, never through r_i's value (gtpo, grpo_s unless their
+  // outcome key says reward); nullptr = never.
+  bool (*outcome_from_correctness)(const RlConfig&);
   std::vector<RlKey> (*keys)();    // the rows of the algorithm's own section; nullptr = none
 };
 

@@ -13,6 +13,7 @@ namespace gtpo::rl {
 enum class AdvNorm { Joint, Separate };        // gtpo.adv_norm
 enum class Scope { Group, Batch };             // gtpo.scope
 enum class MeanKind { Arith, Geo };            // gtpo.weights, grpo_s.weights, grpo_s.ratio
+enum class Outcome { Correctness, Reward };  // gtpo.outcome, grpo_s.outcome: what r_i of α1·r_i / β1·r_i is
 enum class Overlong { None, DapoSoft, Grop };  // rl.overlong
 enum class LossAgg { TokenMean, SeqMeanTokenMean, SeqMeanTokenSum, SeqMeanTokenSumNorm };  // rl.loss_agg
 enum class KlEstimator { K1, K2, K3 };         // rl.kl_estimator
@@ -23,6 +24,7 @@ struct GtpoConfig {
   AdvNorm adv_norm = AdvNorm::Joint;
   Scope scope = Scope::Group;
   MeanKind weights = MeanKind::Arith;
+  Outcome outcome = Outcome::Correctness;
 };
 
 struct GrpoSConfig {
@@ -30,6 +32,7 @@ struct GrpoSConfig {
   double beta2 = 0.1;
   MeanKind weights = MeanKind::Arith;
   MeanKind ratio = MeanKind::Arith;
+  Outcome outcome = Outcome::Correctness;
 };
 
 struct RlConfig {

@@ -14,6 +14,11 @@ bool is_correct(const Response& r) { return r.correct && !r.truncated; }
 
 double outcome_reward(const Response& r) { return r.reward ? *r.reward : is_correct(r) ? 1.0 : 0.0; }
 
+double shaping_reward(const Response& r) {
+  if (r.reward) return *r.reward;
+  return is_correct(r) ? 1.0 : -1.0;
+}
+
 void validate_response(const Response& r, bool needs_entropies, const std::string& where) {
   const std::size_t n = r.entropies.size();
   if (r.length >= 0 && n != 0) {

@@ -21,6 +21,10 @@ struct Response {
 
 // The outcome reward of grpo and dr_grpo: r_i when given, else c_i.
 double outcome_reward(const Response& r);
+// r_i of GTPO's α1·r_i and GRPO-S's β1·r_i when gtpo.outcome / grpo_s.outcome is reward: the response's r_i
+// as the reward functions gave it, else ±1 by correctness (the paper's binary reward, which the default
+// outcome always uses).
+double shaping_reward(const Response& r);
 
 // |o_i| after applying the "length defaults to the number of entropies" rule.
 int response_length(const Response& r);

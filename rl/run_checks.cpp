@@ -82,7 +82,8 @@ void check_run_consistency(const RunConfig& c, const model::ModelConfig& m, cons
 }
 
 std::string reward_value_note(const RunConfig& c) {
-  if (!find_algorithm(c.rl.algo).outcome_from_correctness) return "";
+  const auto from_correctness = find_algorithm(c.rl.algo).outcome_from_correctness;
+  if (from_correctness == nullptr || !from_correctness(c.rl)) return "";
   std::vector<std::string> valued;
   for (const RewardFunctionConfig& f : c.reward.functions)
     if (f.name != "correct" || !f.command.empty()) valued.push_back(f.name);
@@ -92,7 +93,7 @@ std::string reward_value_note(const RunConfig& c) {
          " enter only through the correctness they imply (a function's `correct` flag, " +
          "else r_i >= reward.correct_threshold " + config::format_double(c.reward.correct_threshold) +
          "), never as magnitudes; grpo, dr_grpo, dapo and dapo_forking use r_i itself (docs/algorithms.md, " +
-         "\"Rewards from reward functions\")";
+         "\"Rewards from reward functions\"; " + c.rl.algo + ".outcome=reward lets r_i in)";
 }
 
 }  // namespace gtpo::rl

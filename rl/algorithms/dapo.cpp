@@ -32,7 +32,7 @@ Algorithm dapo() {
           /*needs_entropies=*/false,
           /*token_level_shaping=*/false,
           /*sequence_level_loss=*/false,
-          /*outcome_from_correctness=*/false,
+          /*outcome_from_correctness=*/nullptr,
           /*keys=*/nullptr};
 }
 

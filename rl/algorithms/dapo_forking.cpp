@@ -33,7 +33,7 @@ Algorithm dapo_forking() {
           /*needs_entropies=*/true,
           /*token_level_shaping=*/false,
           /*sequence_level_loss=*/false,
-          /*outcome_from_correctness=*/false,
+          /*outcome_from_correctness=*/nullptr,
           keys};
 }
 

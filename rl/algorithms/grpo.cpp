@@ -30,7 +30,7 @@ Algorithm grpo() {
           /*needs_entropies=*/false,
           /*token_level_shaping=*/false,
           /*sequence_level_loss=*/false,
-          /*outcome_from_correctness=*/false,
+          /*outcome_from_correctness=*/nullptr,
           /*keys=*/nullptr};
 }
 

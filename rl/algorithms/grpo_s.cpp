@@ -44,7 +44,10 @@ void compute(const AlgorithmInput& in, AdvantageResult& out) {
       // Eq. 9: r̂+ = β1 + β2 · n · Ĥ_i/Σ Ĥ,  r̂− = −β1 − β2 · m · (1/Ĥ_j)/Σ 1/Ĥ  (+ overlong penalty)
       const double sign = positive ? 1.0 : -1.0;
       for (std::size_t k = 0; k < set.size(); ++k)
-        reward[set[k]] = sign * (s.beta1 + s.beta2 * weight[k]) + in.penalty[set[k]];
+        reward[set[k]] = (s.outcome == Outcome::Reward
+                              ? s.beta1 * shaping_reward(in.batch[set[k]]) + sign * s.beta2 * weight[k]
+                              : sign * (s.beta1 + s.beta2 * weight[k])) +
+                         in.penalty[set[k]];
     }
   }
   // Â_i = (r̂_i − mean_G r̂)/(std_G r̂ + ε), always per group. The ratio ŵ_i (Eq. 11, grpo_s.ratio) and the
@@ -65,21 +68,26 @@ std::vector<RlKey> keys() {
             "grpo_s: entropy weights relative to the arithmetic or geometric mean"),
       field("grpo_s", "ratio", &RlConfig::grpo_s, &GrpoSConfig::ratio, means,
             "grpo_s: sequence importance ratio as the arithmetic or geometric mean"),
+      field("grpo_s", "outcome", &RlConfig::grpo_s, &GrpoSConfig::outcome,
+            config::choice<Outcome>({{"correctness", Outcome::Correctness}, {"reward", Outcome::Reward}}),
+            "grpo_s: r_i of the outcome part β1·r_i: ±1 by correctness (the paper), or reward: the reward "
+            "functions' r_i as given (O+/O− and the entropy part stay by correctness; docs/algorithms.md)"),
   };
 }
 
 }  // namespace
 
 Algorithm grpo_s() {
-  return {"grpo_s",
-          "GRPO-S: entropy-shaped sequence rewards (Eqs. 8-9), group z-score, sequence loss (Eq. 10)",
-          defaults,
-          compute,
-          /*needs_entropies=*/true,
-          /*token_level_shaping=*/false,
-          /*sequence_level_loss=*/true,
-          /*outcome_from_correctness=*/true,
-          keys};
+  return {
+      "grpo_s",
+      "GRPO-S: entropy-shaped sequence rewards (Eqs. 8-9), group z-score, sequence loss (Eq. 10)",
+      defaults,
+      compute,
+      /*needs_entropies=*/true,
+      /*token_level_shaping=*/false,
+      /*sequence_level_loss=*/true,
+      /*outcome_from_correctness=*/[](const RlConfig& c) { return c.grpo_s.outcome == Outcome::Correctness; },
+      keys};
 }
 
 }  // namespace gtpo::rl::algorithms

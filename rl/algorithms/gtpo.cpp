@@ -35,7 +35,10 @@ void shape_set(const AlgorithmInput& in, std::vector<int> set, bool positive,
     for (std::size_t k = 0; k < active; ++k) h[k] = entropy_at(in.batch[set[k]], t);
     entropy_weights(h.data(), active, positive, g.weights, in.cfg.eps, weight.data());
     for (std::size_t k = 0; k < active; ++k)
-      shaped[set[k]][t] = sign * (g.alpha1 + g.alpha2 * weight[k]) + in.penalty[set[k]];
+      shaped[set[k]][t] = (g.outcome == Outcome::Reward
+                               ? g.alpha1 * shaping_reward(in.batch[set[k]]) + sign * g.alpha2 * weight[k]
+                               : sign * (g.alpha1 + g.alpha2 * weight[k])) +
+                          in.penalty[set[k]];
   }
 }
 
@@ -76,6 +79,8 @@ void compute(const AlgorithmInput& in, AdvantageResult& out) {
   }
 }
 
+const config::Codec<Outcome> kOutcomes =
+    config::choice<Outcome>({{"correctness", Outcome::Correctness}, {"reward", Outcome::Reward}});
 const config::Codec<MeanKind> kMeanKinds = config::choice<MeanKind>({{"arith", MeanKind::Arith}, {"geo", MeanKind::Geo}});
 
 std::vector<RlKey> keys() {
@@ -94,21 +99,26 @@ std::vector<RlKey> keys() {
             "gtpo: shaping and advantage statistics per prompt group or over the batch"),
       field("gtpo", "weights", &RlConfig::gtpo, &GtpoConfig::weights, kMeanKinds,
             "gtpo: entropy weights relative to the arithmetic or geometric mean"),
+      field("gtpo", "outcome", &RlConfig::gtpo, &GtpoConfig::outcome, kOutcomes,
+            "gtpo: r_i of the outcome part α1·r_i: ±1 by correctness (the paper), or reward: the reward "
+            "functions' "
+            "r_i as given (O+/O− and the entropy part stay by correctness; docs/algorithms.md)"),
   };
 }
 
 }  // namespace
 
 Algorithm gtpo() {
-  return {"gtpo",
-          "GTPO: entropy-shaped token rewards (Eqs. 3, 5), token z-score (Eq. 6), token-mean (Eq. 7)",
-          defaults,
-          compute,
-          /*needs_entropies=*/true,
-          /*token_level_shaping=*/true,
-          /*sequence_level_loss=*/false,
-          /*outcome_from_correctness=*/true,
-          keys};
+  return {
+      "gtpo",
+      "GTPO: entropy-shaped token rewards (Eqs. 3, 5), token z-score (Eq. 6), token-mean (Eq. 7)",
+      defaults,
+      compute,
+      /*needs_entropies=*/true,
+      /*token_level_shaping=*/true,
+      /*sequence_level_loss=*/false,
+      /*outcome_from_correctness=*/[](const RlConfig& c) { return c.gtpo.outcome == Outcome::Correctness; },
+      keys};
 }
 
 }  // namespace gtpo::rl::algorithms
