@@ -234,7 +234,7 @@ TEST_CASE("results are deterministic and follow each response through a reorderi
 }
 
 TEST_CASE(
-    "gtpo.outcome and grpo_s.outcome reward: the outcome part takes r_i; with r_i = +-1 nothing changes") {
+    "gtpo.outcome and grpo_s.outcome reward: the outcome part takes r_i, and with r_i = +-1 nothing changes") {
   std::mt19937 rng(99);
   for (const char* algo : {"gtpo", "grpo_s"}) {
     INFO(algo);
