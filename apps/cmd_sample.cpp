@@ -77,6 +77,28 @@ std::vector<int32_t> parse_ids(const std::string& text) {
   }
   return ids;
 }
+
+// --prompt (formatted as the run's prompts unless --raw) or --prompt-tokens, as ids.
+model::PromptInput prompt_input(const Args& args, const CheckpointInput& in) {
+  const data::Tokenizer* tok = in.loaded.tokenizer.get();
+  const int64_t vocab_size = in.loaded.model->config().vocab_size;
+  model::PromptInput prompt;
+  GTPO_CHECK(args.has("--prompt") != args.has("--prompt-tokens"),
+             "sample: give exactly one of --prompt and --prompt-tokens");
+  if (args.has("--prompt")) {
+    GTPO_CHECK(tok, "sample: this checkpoint has no tokenizer; use --prompt-tokens");
+    const std::string text = args.get("--prompt", "");
+    prompt.tokens = in.run_config && !args.has("--raw")
+                        ? run_prompt_tokens(*tok, *in.run_config, in.dir, text)
+                        : tok->encode(text);
+  } else {
+    prompt.tokens = parse_ids(args.get("--prompt-tokens", ""));
+    for (int32_t id : prompt.tokens)
+      GTPO_CHECK(id >= 0 && id < vocab_size, "sample: --prompt-tokens: token id ", id, " outside [0, ",
+                 vocab_size, ") (model.vocab_size)");
+  }
+  return prompt;
+}
 }  // namespace
 
 int run_sample(int argc, char** argv) {
@@ -102,20 +124,7 @@ int run_sample(int argc, char** argv) {
   model::LoadedModel& loaded = in.loaded;
   const rl::SamplerSection run_sampler = in.run_config ? in.run_config->sampler : rl::SamplerSection{};
   const data::Tokenizer* tok = loaded.tokenizer.get();
-  model::PromptInput prompt;
-  GTPO_CHECK(args.has("--prompt") != args.has("--prompt-tokens"), "sample: give exactly one of --prompt and --prompt-tokens");
-  if (args.has("--prompt")) {
-    GTPO_CHECK(tok, "sample: this checkpoint has no tokenizer; use --prompt-tokens");
-    const std::string text = args.get("--prompt", "");
-    prompt.tokens = in.run_config && !args.has("--raw")
-                        ? run_prompt_tokens(*tok, *in.run_config, in.dir, text)
-                        : tok->encode(text);
-  } else {
-    prompt.tokens = parse_ids(args.get("--prompt-tokens", ""));
-    for (int32_t id : prompt.tokens)
-      GTPO_CHECK(id >= 0 && id < loaded.model->config().vocab_size, "sample: --prompt-tokens: token id ", id,
-                 " outside [0, ", loaded.model->config().vocab_size, ") (model.vocab_size)");
-  }
+  const model::PromptInput prompt = prompt_input(args, in);
   const model::ModelConfig& mc = loaded.model->config();
   const int64_t context = mc.max_position_embeddings;
   const int64_t prompt_len = static_cast<int64_t>(prompt.tokens.size());
