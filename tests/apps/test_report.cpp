@@ -142,6 +142,49 @@ TEST_CASE("report: several runs overlay with a toggle per run and one legend ent
   fs::remove_all(fs::path(b).parent_path());
 }
 
+// The chart card with data-chart="ID" in DOM.
+std::string chart_card(const std::string& dom, const std::string& id) {
+  const std::size_t at = dom.find("data-chart=\"" + id + "\"");
+  REQUIRE(at != std::string::npos);
+  return dom.substr(at, dom.find("data-chart=", at + 1) - at);
+}
+
+TEST_CASE("report: a component of another scale or unit is drawn against its own right-hand axis",
+          "[report][browser]") {
+  const std::string chromium = find_chromium();
+  if (chromium.empty())
+    FAIL("headless Chromium is needed to test the report page (scripts/setup.sh installs it)");
+  const std::string work = testing::fresh_temp_dir("report_axes"), run = work + "/run",
+                    html = work + "/r.html";
+  fs::create_directories(run);
+  std::string metrics, sft;
+  for (int step = 1; step <= 5; ++step) {  // seconds_advantages is 1/200 of seconds_step; the KL keys alike
+    metrics += "{\"step\":" + std::to_string(step) + ",\"seconds_step\":" + std::to_string(2.0 + 0.1 * step) +
+               ",\"seconds_rollout\":1.5,\"seconds_advantages\":0.01,\"approx_kl\":0.4,\"kl_loss\":0.5}\n";
+    sft += "{\"step\":" + std::to_string(step) + ",\"loss\":" + std::to_string(3.0 - 0.2 * step) +
+           ",\"eval_greedy_accuracy\":" + std::to_string(0.1 * step) + "}\n";
+  }
+  io::write_file_atomic(run + "/metrics.jsonl", metrics);
+  io::write_file_atomic(run + "/sft.jsonl", sft);
+  REQUIRE(call_command({"report", run, "--out", html}, apps::run_report) == 0);
+  std::string log;
+  const std::string dom = selftest_dom(chromium, html, work, log);
+  INFO("chromium log:\n" << log);
+  CHECK_THAT(log, !Contains("Uncaught"));
+  CHECK_THAT(dom, Contains("data-status=\"ok\""));
+  const std::string time = chart_card(dom, "time"), kl = chart_card(dom, "kl"),
+                    sft_card = chart_card(dom, "sft");
+  CHECK_THAT(time, Contains("axis-right"));  // by scale
+  CHECK_THAT(time, Contains("</svg>seconds_advantages (right axis)</span>"));
+  CHECK_THAT(time, Contains("</svg>seconds_rollout</span>"));
+  CHECK_THAT(time, Contains("</svg>seconds_step</span>"));
+  CHECK_THAT(kl, !Contains("axis-right"));       // one scale: one axis
+  CHECK_THAT(sft_card, Contains("axis-right"));  // by unit: an accuracy beside a loss
+  CHECK_THAT(sft_card, Contains("</svg>eval_greedy_accuracy (right axis)</span>"));
+  CHECK_THAT(sft_card, Contains("</svg>loss</span>"));
+  fs::remove_all(work);
+}
+
 TEST_CASE("report: a short training run's report runs without script errors in headless Chromium", "[report][browser]") {
   const std::string chromium = find_chromium();
   if (chromium.empty())
