@@ -201,7 +201,7 @@ int32_t BpeTokenizer::token_id(std::string_view token) const {
   return it == model_id_.end() ? -1 : it->second;
 }
 
-std::vector<int32_t> BpeTokenizer::encode_hf(std::string_view text, bool /*add_special_tokens*/) const {
+std::vector<int32_t> BpeTokenizer::encode_added(std::string_view text) const {
   std::vector<std::pair<int32_t, std::string>> added;
   for (std::size_t id = 0; id < bytes_.size(); ++id) {
     if (origin_[id] != TokenOrigin::kModel) added.emplace_back(static_cast<int32_t>(id), bytes_[id]);

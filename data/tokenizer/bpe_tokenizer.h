@@ -40,11 +40,11 @@ class BpeTokenizer final : public Tokenizer {
   std::string token_string(int32_t id) const override;
   int32_t token_id(std::string_view token) const override;
   // Added tokens in the text become their ids (gtpo's files have no post-processor).
-  std::vector<int32_t> encode_hf(std::string_view text, bool add_special_tokens) const override;
   std::string kind() const override { return kind_; }
   void save(const std::string& path) const override;
 
  private:
+  std::vector<int32_t> encode_added(std::string_view text) const override;
   // `bytes` holds each model token's raw bytes and each added token's content. `context` prefixes errors.
   BpeTokenizer(std::vector<std::string> bytes, std::vector<TokenOrigin> origin,
                std::vector<std::pair<int32_t, int32_t>> merges, bool ignore_merges, const std::string& context);

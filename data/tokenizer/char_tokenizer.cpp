@@ -145,7 +145,7 @@ int32_t CharTokenizer::token_id(std::string_view token) const {
   return -1;
 }
 
-std::vector<int32_t> CharTokenizer::encode_hf(std::string_view text, bool /*add_special_tokens*/) const {
+std::vector<int32_t> CharTokenizer::encode_added(std::string_view text) const {
   std::vector<std::pair<int32_t, std::string>> added;
   for (std::size_t id = 0; id < text_.size(); ++id) {
     if (added_[id] != 0) added.emplace_back(static_cast<int32_t>(id), text_[id]);

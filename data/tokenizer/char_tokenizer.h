@@ -30,11 +30,11 @@ class CharTokenizer final : public Tokenizer {
   std::string token_string(int32_t id) const override;
   int32_t token_id(std::string_view token) const override;
   // Added tokens in the text become their ids (gtpo's files have no post-processor).
-  std::vector<int32_t> encode_hf(std::string_view text, bool add_special_tokens) const override;
   std::string kind() const override { return "char"; }
   void save(const std::string& path) const override;
 
  private:
+  std::vector<int32_t> encode_added(std::string_view text) const override;
   CharTokenizer() = default;
   void check_id(int32_t id) const;
 

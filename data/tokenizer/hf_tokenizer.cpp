@@ -215,7 +215,7 @@ std::vector<int32_t> HfTokenizer::encode(std::string_view text) const {
   return run_model(std::move(pieces));
 }
 
-std::vector<int32_t> HfTokenizer::encode_hf(std::string_view text, bool add_special_tokens) const {
+std::vector<int32_t> HfTokenizer::encode_added(std::string_view text) const {
   std::vector<hf::Piece> raw;
   split_added(std::string(text), true, raw_set_, raw);
   std::vector<hf::Piece> pieces;
@@ -227,9 +227,11 @@ std::vector<int32_t> HfTokenizer::encode_hf(std::string_view text, bool add_spec
     std::string normalized = normalizer_ ? normalizer_->apply(std::move(p.text)) : std::move(p.text);
     split_added(normalized, p.at_start, normalized_set_, pieces);
   }
-  std::vector<int32_t> ids = run_model(std::move(pieces));
-  if (add_special_tokens && post_processor_) ids = post_processor_->process(std::move(ids));
-  return ids;
+  return run_model(std::move(pieces));
+}
+
+std::vector<int32_t> HfTokenizer::post_process(std::vector<int32_t> ids) const {
+  return post_processor_ ? post_processor_->process(std::move(ids)) : ids;
 }
 
 void HfTokenizer::check_id(int32_t id) const {

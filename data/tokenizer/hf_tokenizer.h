@@ -23,7 +23,6 @@ class HfTokenizer final : public Tokenizer {
   static std::unique_ptr<HfTokenizer> from_json(const hf::HfJson& root, std::string text, const std::string& path);
 
   std::vector<int32_t> encode(std::string_view text) const override;
-  std::vector<int32_t> encode_hf(std::string_view text, bool add_special_tokens) const override;
   std::string decode(std::span<const int32_t> ids) const override;
   int32_t vocab_size() const override { return static_cast<int32_t>(tokens_.size()); }
   bool is_special(int32_t id) const override;
@@ -34,6 +33,8 @@ class HfTokenizer final : public Tokenizer {
   void save(const std::string& path) const override;
 
  private:
+  std::vector<int32_t> encode_added(std::string_view text) const override;
+  std::vector<int32_t> post_process(std::vector<int32_t> ids) const override;
   struct Added {
     int32_t id;
     std::string content;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "data/tokenizer/tokenizer_class.h"
 #include "data/tokenizer/tokenizer_config.h"
 
 namespace gtpo::data {
@@ -28,11 +29,12 @@ class Tokenizer {
   // "<eos>" in the text are plain characters) and no post-processor adds BOS/EOS (callers add them by id).
   // This is what gtpo's RL code uses on task text, so task text cannot inject control tokens.
   virtual std::vector<int32_t> encode(std::string_view text) const = 0;
-  // Hugging Face behaviour, `tokenizer.encode(text, add_special_tokens=...)` of the `tokenizers` library:
-  // added tokens in the text (special or not, with their lstrip/rstrip/single_word/normalized flags) become
-  // their ids, and with add_special_tokens the post-processor adds its tokens (e.g. Llama 3's BOS). For
-  // trusted text such as a rendered chat template.
-  virtual std::vector<int32_t> encode_hf(std::string_view text, bool add_special_tokens) const = 0;
+  // Hugging Face behaviour, transformers' `tokenizer(text, add_special_tokens=...)`: added tokens in the text
+  // (special or not, with their lstrip/rstrip/single_word/normalized flags) become their ids, and with
+  // add_special_tokens the post-processor adds its tokens (e.g. Llama 3's BOS), or, where the tokenizer class
+  // of tokenizer_config.json decides them (tokenizer_class.h), BOS / EOS as its add_bos_token /
+  // add_eos_token say. For trusted text such as a rendered chat template.
+  std::vector<int32_t> encode_hf(std::string_view text, bool add_special_tokens) const;
   // Ids -> text. Special tokens render as their content ("<eos>"); an id outside [0, vocab_size) is a
   // gtpo::Error naming the id and the vocabulary size.
   virtual std::string decode(std::span<const int32_t> ids) const = 0;
@@ -62,14 +64,21 @@ class Tokenizer {
   // The tokenizer_config.json read with the tokenizer (all fields empty when there was none).
   const TokenizerConfig& config() const { return config_; }
   // Takes the roles named by a tokenizer_config.json (LABEL names it in errors: a role naming a token the
-  // vocabulary lacks is a gtpo::Error) and keeps the config for chat_template() and saving.
+  // vocabulary lacks, or a class that adds a BOS / EOS the tokenizer lacks, is a gtpo::Error) and keeps the
+  // config for chat_template(), encode_hf and saving.
   void apply_config(const TokenizerConfig& config, const std::string& label);
 
  protected:
+  // encode_hf without any special tokens added around the text (add_special_tokens=False).
+  virtual std::vector<int32_t> encode_added(std::string_view text) const = 0;
+  // tokenizer.json's post-processor on IDS (add_special_tokens=True); none: IDS unchanged.
+  virtual std::vector<int32_t> post_process(std::vector<int32_t> ids) const { return ids; }
+
   TokenRoles roles_;
 
  private:
   TokenizerConfig config_;
+  std::optional<ClassSpecialTokens> class_tokens_;  // the class's BOS / EOS instead of post_process
 };
 
 // Reads a tokenizer file written by save() or a Hugging Face tokenizer.json; the kind is detected from the

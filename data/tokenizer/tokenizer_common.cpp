@@ -30,7 +30,25 @@ void Tokenizer::apply_config(const TokenizerConfig& config, const std::string& l
   resolve(config.bos_token, "bos_token", roles_.bos);
   resolve(config.eos_token, "eos_token", roles_.eos);
   resolve(config.pad_token, "pad_token", roles_.pad);
+  class_tokens_ = class_special_tokens(config);
+  if (class_tokens_) {  // transformers raises at load too ("add_bos_token = True but bos_token = None")
+    GTPO_CHECK(!class_tokens_->add_bos || roles_.bos >= 0, "tokenizer config '", label, "': tokenizer class ",
+               class_tokens_->fast_class,
+               " adds a BOS token (add_bos_token true), but the tokenizer has no bos_token");
+    GTPO_CHECK(!class_tokens_->add_eos || roles_.eos >= 0, "tokenizer config '", label, "': tokenizer class ",
+               class_tokens_->fast_class,
+               " adds an EOS token (add_eos_token true), but the tokenizer has no eos_token");
+  }
   config_ = config;
+}
+
+std::vector<int32_t> Tokenizer::encode_hf(std::string_view text, bool add_special_tokens) const {
+  std::vector<int32_t> ids = encode_added(text);
+  if (!add_special_tokens) return ids;
+  if (!class_tokens_) return post_process(std::move(ids));
+  if (class_tokens_->add_bos) ids.insert(ids.begin(), roles_.bos);
+  if (class_tokens_->add_eos) ids.push_back(roles_.eos);
+  return ids;
 }
 
 std::vector<int32_t> encode_with_plain_added_tokens(

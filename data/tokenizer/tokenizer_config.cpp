@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "data/tokenizer/tokenizer.h"
+#include "data/tokenizer/tokenizer_class.h"
 #include "data/tokenizer/tokenizer_file.h"
 #include "runtime/error.h"
 
@@ -33,6 +34,25 @@ std::optional<bool> read_bool(const nlohmann::json& root, const char* key, const
   return it->get<bool>();
 }
 
+// config.json's "model_type" ("" when absent): AutoTokenizer's choice of class without a tokenizer_class.
+std::string read_model_type(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  GTPO_CHECK(in.good(), "model config '", path, "': cannot open");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  nlohmann::json root;
+  try {
+    root = nlohmann::json::parse(buf.str());
+  } catch (const nlohmann::json::exception& e) {
+    fail("model config '", path, "': bad JSON: ", e.what());
+  }
+  GTPO_CHECK(root.is_object(), "model config '", path, "': expected a JSON object");
+  auto it = root.find("model_type");
+  if (it == root.end() || it->is_null()) return "";
+  GTPO_CHECK(it->is_string(), "model config '", path, "': 'model_type' must be a string, found ", it->dump());
+  return it->get<std::string>();
+}
+
 }  // namespace
 
 TokenizerConfig read_tokenizer_config(const std::string& path) {
@@ -54,6 +74,11 @@ TokenizerConfig read_tokenizer_config(const std::string& path) {
   cfg.unk_token = read_role(root, "unk_token", path);
   cfg.add_bos_token = read_bool(root, "add_bos_token", path);
   cfg.add_eos_token = read_bool(root, "add_eos_token", path);
+  if (auto it = root.find("tokenizer_class"); it != root.end() && !it->is_null()) {
+    GTPO_CHECK(it->is_string(), context(path), "'tokenizer_class' must be a string or null, found ",
+               it->dump());
+    cfg.tokenizer_class = it->get<std::string>();
+  }
   if (auto it = root.find("chat_template"); it != root.end() && !it->is_null()) {
     if (it->is_string()) {
       cfg.chat_template = it->get<std::string>();
@@ -81,9 +106,13 @@ std::optional<TokenizerConfig> read_tokenizer_config_in(const std::string& dir) 
   std::error_code ec;
   const fs::path config_path = fs::path(dir) / "tokenizer_config.json";
   const fs::path jinja_path = fs::path(dir) / "chat_template.jinja";
+  const fs::path model_config_path = fs::path(dir) / "config.json";
   const bool has_config = fs::exists(config_path, ec), has_jinja = fs::exists(jinja_path, ec);
-  if (!has_config && !has_jinja) return std::nullopt;
+  const bool has_model_config = fs::exists(model_config_path, ec);
+  if (!has_config && !has_jinja && !has_model_config) return std::nullopt;
   TokenizerConfig cfg = has_config ? read_tokenizer_config(config_path.string()) : TokenizerConfig{};
+  if (cfg.tokenizer_class.empty() && has_model_config)
+    cfg.model_type = read_model_type(model_config_path.string());
   if (has_jinja) {
     std::ifstream in(jinja_path, std::ios::binary);
     GTPO_CHECK(in.good(), "chat template '", jinja_path.string(), "': cannot open");
@@ -97,7 +126,9 @@ std::optional<TokenizerConfig> read_tokenizer_config_in(const std::string& dir) 
 
 std::string tokenizer_config_text(const Tokenizer& tok, std::optional<int64_t> model_max_length) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  j["tokenizer_class"] = "PreTrainedTokenizerFast";
+  const TokenizerConfig& loaded = tok.config();
+  const std::optional<ClassSpecialTokens> class_tokens = class_special_tokens(loaded);
+  j["tokenizer_class"] = class_tokens ? class_tokens->fast_class : std::string("PreTrainedTokenizerFast");
   auto role = [&](int32_t id) -> nlohmann::ordered_json {
     if (id < 0) return nullptr;
     return tok.token_string(id);
@@ -105,10 +136,14 @@ std::string tokenizer_config_text(const Tokenizer& tok, std::optional<int64_t> m
   j["bos_token"] = role(tok.bos_id());
   j["eos_token"] = role(tok.eos_id());
   j["pad_token"] = role(tok.pad_id());
-  const TokenizerConfig& loaded = tok.config();
   if (loaded.unk_token && !loaded.unk_token->empty()) j["unk_token"] = *loaded.unk_token;
-  if (loaded.add_bos_token) j["add_bos_token"] = *loaded.add_bos_token;
-  if (loaded.add_eos_token) j["add_eos_token"] = *loaded.add_eos_token;
+  if (class_tokens) {
+    j["add_bos_token"] = class_tokens->add_bos;
+    j["add_eos_token"] = class_tokens->add_eos;
+  } else {
+    if (loaded.add_bos_token) j["add_bos_token"] = *loaded.add_bos_token;
+    if (loaded.add_eos_token) j["add_eos_token"] = *loaded.add_eos_token;
+  }
   // transformers would otherwise "clean up" spaces before punctuation on decode, unlike gtpo.
   j["clean_up_tokenization_spaces"] = false;
   if (!model_max_length) model_max_length = loaded.model_max_length;

@@ -85,3 +85,37 @@ TEST_CASE("tokenize: AutoTokenizer on gtpo-saved directories gives gtpo's ids", 
     compare_with_transformers(dir, work);
   }
 }
+
+TEST_CASE("tokenize: the tokenizer class's add_bos_token / add_eos_token as transformers applies them",
+          "[tokenize][hf-python]") {
+  // The Llama-2 layout (its post-processor adds <s>) under classes that replace the post-processor and one
+  // that keeps it, named by tokenizer_config.json or, without one, by config.json's model_type; each
+  // directory and a copy gtpo saves of it are encoded by gtpo tokenize and by AutoTokenizer.
+  const std::string work = gtpo::testing::fresh_temp_dir("tokenize_hf_class");
+  const std::string fixture = std::string(GTPO_SOURCE_DIR) + "/tests/fixtures/tokenizers/llama2";
+  const std::string roles = R"("bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>")";
+  const std::vector<std::pair<std::string, std::string>> variants = {
+      {"llama_eos_only",
+       R"({"tokenizer_class": "LlamaTokenizerFast", "add_bos_token": false, "add_eos_token": true, )" +
+           roles + "}"},
+      {"llama_slow_name", R"({"tokenizer_class": "LlamaTokenizer", "add_eos_token": true, )" + roles + "}"},
+      {"neox_defaults", R"({"tokenizer_class": "GPTNeoXTokenizerFast", )" + roles + "}"},
+      {"generic",
+       R"({"tokenizer_class": "PreTrainedTokenizerFast", "add_bos_token": false, "add_eos_token": true, )" +
+           roles + "}"},
+      {"model_type_llama", ""},
+  };
+  for (const auto& [name, config] : variants) {
+    const std::string dir = work + "/" + name, copy = work + "/" + name + "_saved";
+    std::filesystem::create_directories(dir);
+    std::filesystem::copy_file(fixture + "/tokenizer.json", dir + "/tokenizer.json");
+    std::ofstream(dir + (config.empty() ? "/config.json" : "/tokenizer_config.json"))
+        << (config.empty() ? std::string(R"({"model_type": "llama"})") : config);
+    compare_with_transformers(dir, work);
+    std::filesystem::create_directories(copy);
+    const auto tok = gtpo::data::load_tokenizer(dir);
+    tok->save(copy + "/tokenizer.json");
+    gtpo::data::write_tokenizer_config(*tok, copy + "/tokenizer_config.json", 512);
+    compare_with_transformers(copy, work);
+  }
+}

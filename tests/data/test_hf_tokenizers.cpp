@@ -224,6 +224,74 @@ TEST_CASE("hf tokenizers: tokenizer_config.json roles and chat template", "[hf-t
   CHECK_THROWS_WITH(load_tokenizer(dir), Contains("chat_template"));
 }
 
+TEST_CASE("hf tokenizers: the tokenizer class decides which special tokens tokenizer(text) adds",
+          "[hf-tokenizer]") {
+  // The Llama-2 layout: tokenizer.json's post-processor adds <s> (id 1); </s> is id 2. Llama's, Gemma's and
+  // GPT-NeoX's transformers classes replace that post-processor by add_bos_token / add_eos_token.
+  const std::string dir = scratch_path("tokenizer_class_dir");
+  std::filesystem::create_directories(dir);
+  write_text(dir + "/tokenizer.json", read_text(kFixtures + "/llama2/tokenizer.json"));
+  const std::string text = "Hello world, 12 + 7 = 19";
+  const auto encode_with = [&](const std::string& config) {
+    write_text(dir + "/tokenizer_config.json", config);
+    return load_tokenizer(dir)->encode_hf(text, true);
+  };
+  const std::vector<int32_t> plain = load_tokenizer(dir)->encode_hf(text, false);
+  REQUIRE(!plain.empty());
+  std::vector<int32_t> bos_plain = plain, plain_eos = plain;
+  bos_plain.insert(bos_plain.begin(), 1);
+  plain_eos.push_back(2);
+  std::vector<int32_t> bos_plain_eos = bos_plain;
+  bos_plain_eos.push_back(2);
+  const std::string roles = R"("bos_token": "<s>", "eos_token": "</s>")";
+  CHECK(encode_with("{" + roles + "}") == bos_plain);  // no class named, no config.json: the post-processor
+  CHECK(encode_with(R"({"tokenizer_class": "PreTrainedTokenizerFast", "add_eos_token": true, )" + roles +
+                    "}") == bos_plain);  // the generic class ignores the two keys
+  CHECK(encode_with(
+            R"({"tokenizer_class": "LlamaTokenizerFast", "add_bos_token": false, "add_eos_token": true, )" +
+            roles + "}") == plain_eos);
+  CHECK(encode_with(R"({"tokenizer_class": "LlamaTokenizer", )" + roles + "}") ==
+        bos_plain);  // defaults: BOS only
+  CHECK(encode_with(R"({"tokenizer_class": "GPTNeoXTokenizerFast", )" + roles + "}") ==
+        plain);  // defaults: none
+  CHECK(encode_with(R"({"tokenizer_class": "GemmaTokenizerFast", "add_eos_token": true, )" + roles + "}") ==
+        bos_plain_eos);
+
+  // Written back, the copy names the class and both keys, so that it encodes as the original.
+  write_text(dir + "/tokenizer_config.json",
+             R"({"tokenizer_class": "LlamaTokenizer", "add_bos_token": false, "add_eos_token": true, )" +
+                 roles + "}");
+  const auto llama = load_tokenizer(dir);
+  const auto written = nlohmann::json::parse(gtpo::data::tokenizer_config_text(*llama));
+  CHECK(written["tokenizer_class"] == "LlamaTokenizerFast");
+  CHECK(written["add_bos_token"] == false);
+  CHECK(written["add_eos_token"] == true);
+  const std::string copy = scratch_path("tokenizer_class_copy");
+  std::filesystem::create_directories(copy);
+  llama->save(copy + "/tokenizer.json");
+  gtpo::data::write_tokenizer_config(*llama, copy + "/tokenizer_config.json");
+  CHECK(load_tokenizer(copy)->encode_hf(text, true) == plain_eos);
+
+  // Without tokenizer_config.json, AutoTokenizer picks the class from config.json's model_type.
+  std::filesystem::remove(dir + "/tokenizer_config.json");
+  write_text(dir + "/config.json", R"({"model_type": "mistral"})");
+  CHECK(load_tokenizer(dir)->encode_hf(text, true) == bos_plain);
+  write_text(dir + "/config.json", R"({"model_type": "gpt_neox"})");
+  CHECK(load_tokenizer(dir)->encode_hf(text, true) == plain);
+  write_text(dir + "/config.json", R"({"model_type": 7})");
+  CHECK_THROWS_WITH(load_tokenizer(dir), Contains("config.json") && Contains("model_type"));
+  std::filesystem::remove(dir + "/config.json");
+
+  // A class that adds a BOS the tokenizer lacks is refused at load, as transformers refuses it.
+  write_text(dir + "/tokenizer_config.json",
+             R"({"tokenizer_class": "LlamaTokenizerFast", "bos_token": null})");
+  CHECK_THROWS_WITH(load_tokenizer(dir), Contains("tokenizer_config.json") &&
+                                             Contains("LlamaTokenizerFast") && Contains("add_bos_token") &&
+                                             Contains("no bos_token"));
+  write_text(dir + "/tokenizer_config.json", R"({"tokenizer_class": 3})");
+  CHECK_THROWS_WITH(load_tokenizer(dir), Contains("tokenizer_class") && Contains("string"));
+}
+
 TEST_CASE("hf tokenizers: gtpo's own files keep their ids and kinds through HfTokenizer", "[hf-tokenizer]") {
   const auto byte = gtpo::data::make_byte_tokenizer(300);
   const std::string path = scratch_path("byte.json");
