@@ -89,20 +89,45 @@ void install_stop_handler() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
+std::unique_ptr<rl::ProblemSource> make_problem_source(const rl::RunConfig& c) {
+  const data::chat::PromptFormat format = rl::prompt_format_for_run(c);
+  if (!c.task.train_file.empty())
+    return std::make_unique<rl::ProblemSource>(
+        rl::ProblemSource::from_files(c.task.train_file, c.task.test_file, format,
+                                      c.task.shuffle ? std::optional<uint64_t>(c.train.seed) : std::nullopt));
+  return std::make_unique<rl::ProblemSource>(
+      rl::ProblemSource::from_task(data::make_task(c.task.name, c.task.options), c.train.seed, format));
+}
+
+std::string tokenizer_where(const rl::RunConfig& c) {
+  switch (c.tokenizer.kind) {
+    case rl::TokenizerKind::File:
+      return "tokenizer.file " + c.tokenizer.file;
+    case rl::TokenizerKind::Byte:
+      return "tokenizer.kind byte";
+    case rl::TokenizerKind::Char:
+      return "tokenizer.kind char";
+  }
+  return "tokenizer";
+}
+
+void init_model_from_section(rl::RunConfig& c, const rl::ProblemSource& source, RunObjects& run) {
+  GTPO_CHECK(c.model.has_value(), "the config needs a model: section or train.init_from");
+  run.tokenizer = make_tokenizer(c.tokenizer, source, c.model->vocab_size);
+  if (c.model->vocab_size == 0) c.model->vocab_size = run.tokenizer->vocab_size();
+  model::validate_model_config(*c.model, "model section");
+  rl::check_tokenizer_fits(*run.tokenizer, tokenizer_where(c), c.model->vocab_size, "model.vocab_size");
+  run.model = std::make_unique<model::Transformer>(*c.model, c.train.device);
+  run.model->init_weights(c.train.seed);
+}
+
 RunObjects build_run(rl::RunConfig& c) {
   if (c.train.threads > 0) omp_set_num_threads(static_cast<int>(c.train.threads));
   // First, so that a missing GPU is reported before any work (and before the task is built).
   prepare_device(c.train.device, BackendOptions{c.train.matmul_precision, c.train.deterministic});
   RunObjects run;
   bool tokenizer_from_checkpoint = false;
-  const data::chat::PromptFormat format = rl::prompt_format_for_run(c);
-  if (!c.task.train_file.empty())
-    run.source = std::make_unique<rl::ProblemSource>(
-        rl::ProblemSource::from_files(c.task.train_file, c.task.test_file, format,
-                                      c.task.shuffle ? std::optional<uint64_t>(c.train.seed) : std::nullopt));
-  else
-    run.source = std::make_unique<rl::ProblemSource>(
-        rl::ProblemSource::from_task(data::make_task(c.task.name, c.task.options), c.train.seed, format));
+  run.source = make_problem_source(c);
 
   if (!c.train.init_from.empty()) {
     model::LoadedModel loaded = model::load_model(resolve_checkpoint_dir(c.train.init_from), c.train.device);
@@ -126,19 +151,13 @@ RunObjects build_run(rl::RunConfig& c) {
                              "M parameters: fine-tuning one usually wants 1e-6 to 1e-5 (TRL's GRPO default "
                              "is 1e-6); set optim.lr");
   } else {
-    GTPO_CHECK(c.model.has_value(), "the config needs a model: section or train.init_from");
-    run.tokenizer = make_tokenizer(c.tokenizer, *run.source, c.model->vocab_size);
-    if (c.model->vocab_size == 0) c.model->vocab_size = run.tokenizer->vocab_size();
-    model::validate_model_config(*c.model, "model section");
-    run.model = std::make_unique<model::Transformer>(*c.model, c.train.device);
-    run.model->init_weights(c.train.seed);
+    init_model_from_section(c, *run.source, run);
   }
-  std::string tokenizer_where = c.tokenizer.kind == rl::TokenizerKind::File ? "tokenizer.file " + c.tokenizer.file
-                                : c.tokenizer.kind == rl::TokenizerKind::Byte ? "tokenizer.kind byte"
-                                                                               : "tokenizer.kind char";
-  if (tokenizer_from_checkpoint) tokenizer_where = "the tokenizer of train.init_from " + c.train.init_from;
+  const std::string where = tokenizer_from_checkpoint
+                                ? "the tokenizer of train.init_from " + c.train.init_from
+                                : tokenizer_where(c);
   // Before any work: a mismatch found at the first rollout would come after all of SFT.
-  rl::check_run_consistency(c, run.model->config(), *run.tokenizer, tokenizer_where, *run.source);
+  rl::check_run_consistency(c, run.model->config(), *run.tokenizer, where, *run.source);
   return run;
 }
 

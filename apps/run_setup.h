@@ -23,10 +23,20 @@ struct RunObjects {
   std::vector<std::string> warnings;
 };
 
+// The problems of C: its task.train_file / test_file, else its task generator (seeded with train.seed).
+std::unique_ptr<rl::ProblemSource> make_problem_source(const rl::RunConfig& c);
+// Where C's tokenizer comes from, for messages ("tokenizer.kind char", "tokenizer.file F").
+std::string tokenizer_where(const rl::RunConfig& c);
+// RUN's tokenizer (C's tokenizer: section; SOURCE gives a char tokenizer its alphabet) and its model, freshly
+// initialised from C's model: section with train.seed on train.device: how a run without train.init_from
+// starts, and all gtpo init does. model.vocab_size 0 becomes the tokenizer's size; a tokenizer the model
+// cannot represent, or no model: section, is a gtpo::Error.
+void init_model_from_section(rl::RunConfig& c, const rl::ProblemSource& source, RunObjects& run);
 // Builds the problem source, the tokenizer and the model (from train.init_from, or freshly initialised
-// from the model section with train.seed). vocab_size 0 in the model section means the tokenizer's size.
-// The model lives on train.device, whose backend is first configured with train.matmul_precision and
-// train.deterministic; an unavailable device is a gtpo::Error before anything else is done.
+// from the model section with train.seed: init_model_from_section). vocab_size 0 in the model section means
+// the tokenizer's size. The model lives on train.device, whose backend is first configured with
+// train.matmul_precision and train.deterministic; an unavailable device is a gtpo::Error before anything else
+// is done.
 RunObjects build_run(rl::RunConfig& config);
 // Prints the notes parsing left for the user (dropped task options, ...) to stderr.
 void print_config_notes(const rl::RunConfig& config);

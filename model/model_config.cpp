@@ -150,7 +150,8 @@ ModelConfig model_config_from_values(const std::vector<io::ConfigValue>& values,
     if (key == nullptr) {
       std::vector<std::string> names;
       for (const ModelKey& k : model_keys()) names.push_back(k.name);
-      fail(v.where, ": unknown key '", v.key, "' in section 'model'; valid keys: ", config::join(names));
+      fail(v.where, ": unknown key '", v.key, "' in section 'model'", config::did_you_mean(v.key, names),
+           "; valid keys: ", config::join(names));
     }
     try {
       key->set(c, v.value);

@@ -5,8 +5,10 @@
 #include <sstream>
 
 #include "apps/commands.h"
+#include "apps/run_setup.h"
 #include "model/checkpoint.h"
 #include "model/sampler.h"
+#include "rl/run_config.h"
 #include "runtime/io/atomic_file.h"
 #include "tests/support/child_process.h"
 #include "tests/support/commands.h"
@@ -18,9 +20,10 @@ using Catch::Contains;
 namespace {
 std::string write_config(const std::string& dir) {
   const std::string path = dir + "/model.yaml";
-  io::write_file_atomic(path,
-                        "model:\n  architecture: gpt2\n  vocab_size: 260\n  hidden_size: 32\n  num_hidden_layers: 2\n"
-                        "  num_attention_heads: 4\n  max_position_embeddings: 64\n");
+  io::write_file_atomic(
+      path,
+      "model:\n  architecture: gpt2\n  vocab_size: 260\n  hidden_size: 32\n  num_hidden_layers: 2\n"
+      "  num_attention_heads: 4\n  max_position_embeddings: 64\ntokenizer:\n  kind: byte\n");
   return path;
 }
 }  // namespace
@@ -33,7 +36,16 @@ TEST_CASE("apps: init writes a loadable checkpoint, overrides and seed apply", "
   model::LoadedModel m = model::load_model(dir + "/ckpt");
   CHECK(m.model->config().num_hidden_layers == 3);
   REQUIRE(m.tokenizer);
-  CHECK(m.tokenizer->kind() == "byte");  // no tokenizer section and vocab_size >= 259
+  // The config is read as gtpo train reads it: the model and tokenizer are the ones a run of it starts from,
+  // bit for bit.
+  rl::RunConfig run_config =
+      rl::load_run_config(config, {{"model.num_hidden_layers", "3"}, {"train.seed", "4"}});
+  const apps::RunObjects run = apps::build_run(run_config);
+  CHECK(m.tokenizer->kind() == run.tokenizer->kind());
+  CHECK(m.tokenizer->vocab_size() == run.tokenizer->vocab_size());
+  CHECK(m.tokenizer->encode("12+7=19") == run.tokenizer->encode("12+7=19"));
+  for (const auto& p : run.model->parameters())
+    CHECK(m.model->parameters().get(p.name).to_vector() == p.tensor.to_vector());
   // The seed is train.seed, in the file or on the command line, as in gtpo train's config.
   io::write_file_atomic(dir + "/seeded.yaml", io::read_file(config) + "train:\n  seed: 4\n");
   REQUIRE(
@@ -48,12 +60,17 @@ TEST_CASE("apps: init writes a loadable checkpoint, overrides and seed apply", "
   CHECK(weights("file_seed") == weights("ckpt"));
   CHECK(weights("seed0") != weights("ckpt"));
   CHECK_THROWS_WITH(call_command({"init", config, "seed=4", "--out", dir + "/x"}, apps::run_init),
-                    Contains("unknown override 'seed' (the seed is train.seed)"));
+                    Contains("override 'seed=4'") && Contains("train.seed"));
   io::write_file_atomic(dir + "/top_seed.yaml", io::read_file(config) + "seed: 4\n");
   CHECK_THROWS_WITH(
       call_command({"init", dir + "/top_seed.yaml", "--out", dir + "/x"}, apps::run_init),
-      Contains("top_seed.yaml:") && Contains("there is no top-level seed: the seed is train.seed"));
-  CHECK_THROWS_WITH(call_command({"init", config, "bogus=1", "--out", dir + "/x"}, apps::run_init), Contains("unknown override 'bogus'"));
+      Contains("top_seed.yaml:10") && Contains("unknown section 'seed' (the seed is train.seed)"));
+  CHECK_THROWS_WITH(
+      call_command({"init", config, "model.hidden_sise=32", "--out", dir + "/x"}, apps::run_init),
+      Contains("hidden_sise") && Contains("did you mean 'hidden_size'"));
+  CHECK_THROWS_WITH(
+      call_command({"init", config, "train.init_from=" + dir + "/ckpt", "--out", dir + "/x"}, apps::run_init),
+      Contains("train.init_from") && Contains("gtpo export"));
   CHECK_THROWS_WITH(call_command({"init", config, "model.hidden_size=30", "--out", dir + "/x"}, apps::run_init),
                     Contains("divisible by num_attention_heads"));
   CHECK_THROWS_WITH(call_command({"init", config}, apps::run_init), Contains("missing required option --out"));
@@ -167,9 +184,17 @@ TEST_CASE("apps: init takes model.vocab_size from the tokenizer when the config 
   io::write_file_atomic(dir + "/byte.yaml", model + "tokenizer:\n  kind: byte\n");
   REQUIRE(call_command({"init", dir + "/byte.yaml", "--out", dir + "/byte"}, apps::run_init) == 0);
   CHECK(model::load_model(dir + "/byte").model->config().vocab_size == 259);
-  io::write_file_atomic(dir + "/none.yaml", model);
+  // No tokenizer: section: the run's default, the task's characters, as gtpo train takes it.
+  io::write_file_atomic(dir + "/none.yaml", model + "task:\n  name: countdown\n");
+  REQUIRE(call_command({"init", dir + "/none.yaml", "--out", dir + "/none"}, apps::run_init) == 0);
+  const model::LoadedModel none = model::load_model(dir + "/none");
+  REQUIRE(none.tokenizer);
+  CHECK(none.tokenizer->kind() == "char");
+  CHECK(none.model->config().vocab_size == none.tokenizer->vocab_size());
+  // A tokenizer the model cannot represent, as gtpo train says it.
   CHECK_THROWS_WITH(
-      call_command({"init", dir + "/none.yaml", "--out", dir + "/none"}, apps::run_init),
-      Contains("model.vocab_size is left out and there is no tokenizer: section") && !Contains("got 0"));
+      call_command({"init", dir + "/byte.yaml", "model.vocab_size=100", "--out", dir + "/small"},
+                   apps::run_init),
+      Contains("tokenizer.kind byte") && Contains("model.vocab_size is 100"));
   std::filesystem::remove_all(dir);
 }
