@@ -1,5 +1,6 @@
 // gtpo export: a checkpoint (or a run directory's latest one) as a clean Hugging Face model directory.
 #include <cstdio>
+#include <filesystem>
 
 #include "apps/args.h"
 #include "apps/checkpoint_input.h"
@@ -51,6 +52,9 @@ int run_export(int argc, char** argv) {
   GTPO_CHECK(dtype != nullptr, "export: --dtype must be f32, bf16 or f16, got '", dtype_flag, "'");
   const std::string source = io::readable_directory(resolve_checkpoint_dir(args.positionals()[0]));
   const model::LoadedModel loaded = model::load_model(source);
+  std::error_code ec;
+  GTPO_CHECK(!std::filesystem::equivalent(source, out, ec), "export: --out ", out,
+             " is the checkpoint being exported (", source, "): write the copy to a new directory");
   model::check_replaceable_checkpoint(out, "export --out");
   io::write_directory_atomic(out, [&](const std::string& tmp) {
     io::make_directories(tmp);

@@ -186,6 +186,12 @@ void check_replaceable_checkpoint(const std::string& dir, const std::string& wha
   std::error_code ec;
   if (!std::filesystem::exists(dir, ec)) return;
   GTPO_CHECK(std::filesystem::is_directory(dir, ec), what, " '", dir, "' exists and is not a directory");
+  // The trainer writes its checkpoints itself; no other writer may replace one: its optimizer state and
+  // state.json are what train --resume continues from.
+  for (const char* state : {"state.json", "optimizer.safetensors"})
+    GTPO_CHECK(!std::filesystem::exists(std::filesystem::path(dir) / state, ec), what, " '", dir,
+               "' is a training checkpoint (it holds ", state,
+               ", which train --resume continues from): not replacing it (choose a new directory)");
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
     GTPO_CHECK(e.is_regular_file() && is_checkpoint_file(name), what, " '", dir, "' holds '", name,

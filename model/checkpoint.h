@@ -44,8 +44,9 @@ void save_model_files(const std::string& dir, const Transformer& model, const da
 LoadedModel load_model(const std::string& dir, Device device = Device::cpu);
 // The files a model or training checkpoint directory may hold.
 bool is_checkpoint_file(const std::string& name);
-// An error when DIR exists and holds anything but checkpoint files (so a writer never replaces a directory
-// that is not a checkpoint); WHAT names the flag or key in the message.
+// An error when DIR exists and holds anything but checkpoint files, or is a training checkpoint (state.json,
+// optimizer state), so a writer never replaces a directory that is not a model checkpoint it may redo; WHAT
+// names the flag or key in the message. The trainer writes its own checkpoints without this check.
 void check_replaceable_checkpoint(const std::string& dir, const std::string& what);
 
 // Adds every parameter to a writer under its Hugging Face name, stored as STORE_AS ("F32", "BF16" or "F16";

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -11,9 +12,9 @@
 #include "apps/commands.h"
 #include "data/tasks/registry.h"
 #include "model/checkpoint.h"
+#include "rl/non_finite.h"
 #include "rl/problem_source.h"
 #include "rl/run_config.h"
-#include "rl/non_finite.h"
 #include "rl/train_state.h"
 #include "runtime/io/atomic_file.h"
 #include "runtime/io/safetensors.h"
@@ -126,6 +127,28 @@ TEST_CASE("run dir: a checkpoint of the same step is rewritten, never skipped", 
   CHECK_THROWS_WITH(call_command({"init", dir + "/model.yaml", "--out", dir + "/other"}, apps::run_init),
                     Contains("data.csv") && Contains("not a checkpoint file"));
   CHECK(fs::exists(dir + "/other/data.csv"));
+  // No command but the trainer replaces a training checkpoint: its state is what --resume continues from.
+  const std::string step = *rl::latest_checkpoint(dir + "/run");
+  const auto files_of = [](const std::string& d) {
+    std::map<std::string, std::string> out;
+    for (const auto& e : fs::directory_iterator(d))
+      out[e.path().filename().string()] = io::read_file(e.path().string());
+    return out;
+  };
+  const auto before = files_of(step);
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"init", dir + "/model.yaml", "--out", step},
+        std::vector<std::string>{"export", dir + "/a", "--out", step}}) {
+    INFO(command[0] << " --out " << step);
+    CHECK_THROWS_WITH(call_command(command, command[0] == "init" ? apps::run_init : apps::run_export),
+                      Contains(step) && Contains("training checkpoint") && Contains("not replacing it"));
+  }
+  // export --out of the checkpoint itself, a model checkpoint included.
+  CHECK_THROWS_WITH(call_command({"export", step, "--out", step, "--dtype", "bf16"}, apps::run_export),
+                    Contains("is the checkpoint being exported"));
+  CHECK(files_of(step) == before);
+  CHECK_THROWS_WITH(call_command({"export", dir + "/a", "--out", dir + "/a/"}, apps::run_export),
+                    Contains("is the checkpoint being exported"));
   fs::remove_all(dir);
 }
 
