@@ -2,13 +2,12 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <optional>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "apps/args.h"
 #include "apps/commands.h"
@@ -18,6 +17,7 @@
 #include "runtime/config_codec.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/input_file.h"
 
 namespace gtpo::apps {
 namespace {
@@ -148,6 +148,7 @@ int run(const Args& args, const Settings& settings) {
   const std::string in_path = args.get("--in", ""), out_path = args.get("--out", "");
   const rl::Algorithm& algo = rl::find_algorithm(cfg.algo);
 
+  io::check_input_file(in_path, io::kMaxInputBytes, "--in");
   std::ifstream in(in_path);
   GTPO_CHECK(in.good(), "cannot open input file '", in_path, "'");
   std::vector<rl::Response> batch;

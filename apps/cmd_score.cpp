@@ -1,8 +1,7 @@
 // gtpo score: per-token log-probs and entropies of given sequences under a checkpoint.
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "apps/args.h"
@@ -12,6 +11,8 @@
 #include "model/checkpoint.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/input_file.h"
+#include "runtime/io/json_parse.h"
 #include "runtime/ops.h"
 
 namespace gtpo::apps {
@@ -48,6 +49,7 @@ int run_score(int argc, char** argv) {
   GTPO_CHECK(temperature > 0.0f, "score: --temperature must be positive, got ", temperature);
   const model::Transformer& m = *loaded.model;
   const int64_t V = m.config().vocab_size;
+  io::check_input_file(in_path, io::kMaxInputBytes, "score --in");
   std::ifstream in(in_path);
   GTPO_CHECK(in.good(), "score: cannot open ", in_path);
   std::ostringstream out;
@@ -60,7 +62,7 @@ int run_score(int argc, char** argv) {
     const std::string where = in_path + ":" + std::to_string(line_no);
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(line);
+      j = io::parse_json(line);
     } catch (const nlohmann::json::exception& e) {
       fail(where, ": invalid JSON: ", e.what());
     }

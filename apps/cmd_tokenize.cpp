@@ -17,6 +17,7 @@
 #include "data/tokenizer/tokenizer.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/json_parse.h"
 
 namespace gtpo::apps {
 namespace {
@@ -164,7 +165,7 @@ int run(const Settings& s) {
     if (s.decode) {
       nlohmann::json parsed;
       try {
-        parsed = nlohmann::json::parse(*s.text);
+        parsed = io::parse_json(*s.text);
       } catch (const nlohmann::json::exception&) {
         throw UsageError("--decode --text needs a JSON array of ids, e.g. '[1, 2, 3]'");
       }
@@ -172,7 +173,7 @@ int run(const Settings& s) {
     } else if (s.chat) {
       nlohmann::ordered_json messages;
       try {
-        messages = nlohmann::ordered_json::parse(*s.text);
+        messages = io::parse_json<nlohmann::ordered_json>(*s.text);
       } catch (const nlohmann::json::exception&) {
         throw UsageError("--chat --text needs a JSON array of messages, e.g. '[{\"role\": \"user\", \"content\": \"hi\"}]'");
       }

@@ -21,6 +21,7 @@
 #include "rl/trainer.h"
 #include "runtime/dist/communicator.h"
 #include "runtime/error.h"
+#include "runtime/io/atomic_file.h"
 
 namespace gtpo::apps {
 
@@ -144,6 +145,7 @@ int run_train(int argc, char** argv) {
   // only once this run's setup has passed its checks (a bad config must not cost the old run).
   const bool overwrite = !resume && args.has("--overwrite");
   if (writer && !resume && !overwrite) rl::require_fresh_run_directory(config.train.out_dir);
+  if (writer) io::make_directories(config.train.out_dir, "train.out_dir");  // before any work
   RunObjects run = build_run(config);
   if (writer) print_warnings(run);
   if (writer && overwrite) rl::clear_run_directory(config.train.out_dir);

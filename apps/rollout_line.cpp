@@ -2,6 +2,7 @@
 
 #include "data/jsonl.h"
 #include "runtime/error.h"
+#include "runtime/io/json_parse.h"
 
 namespace gtpo::apps {
 
@@ -10,7 +11,7 @@ using json = nlohmann::ordered_json;
 rl::Response parse_rollout_line(const std::string& text, const std::string& where, json& group) {
   json j;
   try {
-    j = json::parse(text);
+    j = io::parse_json(text);
   } catch (const json::exception& e) {
     // Not only syntax: a number out of double's range (1e999) is nlohmann's out_of_range.406.
     fail(where, ": invalid JSON: ", data::json_error_message(e));

@@ -3,6 +3,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/io/input_file.h"
+#include "runtime/io/json_parse.h"
+
 namespace gtpo::data {
 
 namespace {
@@ -39,10 +42,13 @@ std::vector<JsonLine> parse_jsonl(std::string_view text, const std::string& sour
     const std::string_view line =
         text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
     ++line_no;
+    if (line.size() > io::kMaxLineBytes)
+      fail(source, ":", line_no, ": a line of ", io::byte_size_text(line.size()), ", over the limit of ",
+           io::byte_size_text(io::kMaxLineBytes), " per JSONL line");
     if (!is_blank(line)) {
       JsonLine record{source, line_no, {}, std::string(line)};
       try {
-        record.value = nlohmann::json::parse(line);
+        record.value = io::parse_json(line);
       } catch (const nlohmann::json::exception& e) {
         // Not only syntax: a number beyond double's range (1e999) is out_of_range.406.
         fail_at(record, "invalid JSON: ", json_error_message(e));
@@ -59,6 +65,7 @@ std::vector<JsonLine> parse_jsonl(std::string_view text, const std::string& sour
 }
 
 std::vector<JsonLine> read_jsonl(const std::string& path) {
+  io::check_input_file(path, io::kMaxInputBytes, "JSONL");
   std::ifstream in(path, std::ios::binary);
   GTPO_CHECK(in.good(), path, ": cannot open for reading");
   std::ostringstream buffer;

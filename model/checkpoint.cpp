@@ -16,6 +16,7 @@
 #include "runtime/error.h"
 #include "runtime/io/atomic_dir.h"
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/json_parse.h"
 #include "runtime/io/safetensors.h"
 
 namespace gtpo::model {
@@ -144,7 +145,7 @@ std::vector<io::SafetensorsFile> open_weight_files(const std::string& dir, std::
   *label = index_path;
   nlohmann::json index;
   try {
-    index = nlohmann::json::parse(io::read_file(index_path));
+    index = io::parse_json(io::read_file(index_path));
   } catch (const nlohmann::json::exception& e) {
     fail(index_path, ": not valid JSON: ", e.what());
   }

@@ -9,6 +9,7 @@
 
 #include "runtime/config_codec.h"
 #include "runtime/error.h"
+#include "runtime/io/json_parse.h"
 
 namespace gtpo::model {
 
@@ -257,7 +258,7 @@ void read_llama_qwen2(Reader& r, ModelConfig& c) {
 HfModelConfig parse_hf_config(const std::string& text, const std::string& path) {
   json root;
   try {
-    root = json::parse(text);
+    root = io::parse_json(text);
   } catch (const json::exception& e) {
     fail(path, ": not valid JSON: ", e.what());
   }
@@ -295,7 +296,7 @@ HfModelConfig parse_hf_config(const std::string& text, const std::string& path) 
 GenerationIds parse_generation_config(const std::string& text, const std::string& path) {
   json root;
   try {
-    root = json::parse(text);
+    root = io::parse_json(text);
   } catch (const json::exception& e) {
     fail(path, ": not valid JSON: ", e.what());
   }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "runtime/io/json_parse.h"
 #include "runtime/io/subprocess.h"
 
 namespace gtpo::rl {
@@ -34,7 +35,7 @@ double finite_number(const nlohmann::json& v, const std::string& field) {
 RewardScore parse_reward_reply(const std::string& line) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(line);
+    j = io::parse_json(line);
   } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond double (1e999)
     fail("the reply is not JSON (", e.what(), ")");
   }

@@ -7,6 +7,7 @@
 #include "data/tokenizer/tokenizer_config.h"
 #include "rl/run_config_schema.h"
 #include "runtime/error.h"
+#include "runtime/io/input_file.h"
 
 namespace gtpo::rl {
 
@@ -15,6 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string read_file(const fs::path& path, const std::string& what) {
+  io::check_input_file(path.string(), io::kMaxConfigBytes, what);
   std::ifstream in(path, std::ios::binary);
   GTPO_CHECK(in.good(), what, ": cannot read '", path.string(), "'");
   std::ostringstream text;

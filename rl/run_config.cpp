@@ -12,6 +12,7 @@
 #include "rl/run_config_schema.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/input_file.h"
 #include "runtime/io/yaml_config.h"
 
 namespace gtpo::rl {
@@ -204,6 +205,7 @@ RunConfig parse_run_config(const std::string& yaml_text, const std::string& wher
 }
 
 RunConfig load_run_config(const std::string& path, const ConfigOverrides& overrides) {
+  io::check_input_file(path, io::kMaxConfigBytes, "config");
   return parse_run_config(io::read_file(path), path, overrides);
 }
 

@@ -6,19 +6,20 @@
 
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/json_parse.h"
 
 namespace gtpo::rl {
 
 JsonlLog::JsonlLog(const std::string& path, int64_t truncate_after_step) : path_(path) {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
+  if (!parent.empty()) io::make_directories(parent.string(), "log directory");
   if (truncate_after_step >= 0 && std::filesystem::exists(path)) {
     std::istringstream in(io::read_file(path));
     std::string line, kept;
     while (std::getline(in, line)) {
       if (line.empty()) continue;
       try {
-        nlohmann::json j = nlohmann::json::parse(line);
+        nlohmann::json j = io::parse_json(line);
         if (j.contains("step") && j["step"].is_number_integer() && j["step"].get<int64_t>() > truncate_after_step)
           continue;
       } catch (const nlohmann::json::exception&) {

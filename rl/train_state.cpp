@@ -1,10 +1,9 @@
 #include "rl/train_state.h"
 
-#include <nlohmann/json.hpp>
-
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <utility>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "runtime/error.h"
 #include "runtime/io/atomic_dir.h"
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/json_parse.h"
 #include "runtime/io/safetensors.h"
 
 namespace gtpo::rl {
@@ -108,7 +108,7 @@ TrainProgress read_train_progress(const std::string& dir) {
              "training checkpoint");
   nlohmann::json state;
   try {
-    state = nlohmann::json::parse(io::read_file(state_path));
+    state = io::parse_json(io::read_file(state_path));
   } catch (const nlohmann::json::exception& e) {
     fail(state_path, ": invalid JSON: ", e.what());
   }

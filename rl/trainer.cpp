@@ -272,7 +272,7 @@ TrainSummary Trainer::run_unchecked(const RunSegment& segment, std::string& last
   const std::string config_yaml = resolved_config_yaml(c_);
   const bool writer = comm_.writer();  // rank 0 of a data-parallel run; the other ranks write nothing
   if (!resume && writer) require_fresh_run_directory(out_dir);
-  if (writer) fs::create_directories(out_dir);
+  if (writer) io::make_directories(out_dir, "train.out_dir");
   TrainSummary summary;
   optim::AdamW optimizer(policy_.parameters(), adam_options(c_.optim));
   std::unique_ptr<model::Transformer> reference;

@@ -10,6 +10,8 @@
 #include "data/tokenizer/hf_tokenizer.h"
 #include "data/tokenizer/tokenizer_file.h"
 #include "runtime/error.h"
+#include "runtime/io/input_file.h"
+#include "runtime/io/json_parse.h"
 
 namespace gtpo::data {
 namespace {
@@ -17,7 +19,7 @@ namespace {
 std::unique_ptr<Tokenizer> tokenizer_from_text(std::string text, const std::string& path) {
   hf::HfJson root;
   try {
-    root = hf::HfJson::parse(text);
+    root = io::parse_json<hf::HfJson>(text);
   } catch (const nlohmann::json::exception& e) {
     fail(file_context(path), "bad JSON: ", e.what());
   }
@@ -44,6 +46,7 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path_in) {
   std::filesystem::path path = path_in;
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) path /= "tokenizer.json";
+  io::check_input_file(path.string(), io::kMaxConfigBytes, "tokenizer file");
   std::ifstream in(path, std::ios::binary);
   GTPO_CHECK(in.good(), file_context(path.string()), "cannot open: ", std::strerror(errno));
   std::ostringstream buffer;

@@ -9,6 +9,8 @@
 #include "data/tokenizer/tokenizer_class.h"
 #include "data/tokenizer/tokenizer_file.h"
 #include "runtime/error.h"
+#include "runtime/io/input_file.h"
+#include "runtime/io/json_parse.h"
 
 namespace gtpo::data {
 namespace {
@@ -36,13 +38,14 @@ std::optional<bool> read_bool(const nlohmann::json& root, const char* key, const
 
 // config.json's "model_type" ("" when absent): AutoTokenizer's choice of class without a tokenizer_class.
 std::string read_model_type(const std::string& path) {
+  io::check_input_file(path, io::kMaxConfigBytes, "model config");
   std::ifstream in(path, std::ios::binary);
   GTPO_CHECK(in.good(), "model config '", path, "': cannot open");
   std::ostringstream buf;
   buf << in.rdbuf();
   nlohmann::json root;
   try {
-    root = nlohmann::json::parse(buf.str());
+    root = io::parse_json(buf.str());
   } catch (const nlohmann::json::exception& e) {
     fail("model config '", path, "': bad JSON: ", e.what());
   }
@@ -56,13 +59,14 @@ std::string read_model_type(const std::string& path) {
 }  // namespace
 
 TokenizerConfig read_tokenizer_config(const std::string& path) {
+  io::check_input_file(path, io::kMaxConfigBytes, "tokenizer config");
   std::ifstream in(path, std::ios::binary);
   GTPO_CHECK(in.good(), context(path), "cannot open");
   std::ostringstream buf;
   buf << in.rdbuf();
   nlohmann::json root;
   try {
-    root = nlohmann::json::parse(buf.str());
+    root = io::parse_json(buf.str());
   } catch (const nlohmann::json::exception& e) {
     fail(context(path), "bad JSON: ", e.what());
   }
@@ -114,6 +118,7 @@ std::optional<TokenizerConfig> read_tokenizer_config_in(const std::string& dir) 
   if (cfg.tokenizer_class.empty() && has_model_config)
     cfg.model_type = read_model_type(model_config_path.string());
   if (has_jinja) {
+    io::check_input_file(jinja_path.string(), io::kMaxConfigBytes, "chat template");
     std::ifstream in(jinja_path, std::ios::binary);
     GTPO_CHECK(in.good(), "chat template '", jinja_path.string(), "': cannot open");
     std::ostringstream text;

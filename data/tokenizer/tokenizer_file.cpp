@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "runtime/error.h"
+#include "runtime/io/input_file.h"
+#include "runtime/io/json_parse.h"
 
 namespace gtpo::data {
 namespace {
@@ -23,13 +25,14 @@ const char* type_name(const Json& j) { return j.type_name(); }
 std::string file_context(const std::string& path) { return "tokenizer file '" + path + "': "; }
 
 Json read_json_file(const std::string& path) {
+  io::check_input_file(path, io::kMaxConfigBytes, "tokenizer file");
   std::ifstream in(path, std::ios::binary);
   GTPO_CHECK(in.good(), file_context(path), "cannot open: ", std::strerror(errno));
   std::ostringstream buffer;
   buffer << in.rdbuf();
   GTPO_CHECK(!in.bad(), file_context(path), "read error");
   try {
-    return Json::parse(buffer.str());
+    return io::parse_json<Json>(buffer.str());
   } catch (const nlohmann::json::exception& e) {
     fail(file_context(path), "bad JSON: ", e.what());
   }

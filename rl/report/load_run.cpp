@@ -8,6 +8,7 @@
 #include "rl/report/run_report.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/json_parse.h"
 
 namespace gtpo::rl {
 namespace {
@@ -30,7 +31,7 @@ std::vector<nlohmann::json> read_jsonl(const std::string& path) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(line);
+      j = io::parse_json(line);
     } catch (const nlohmann::json::exception& e) {
       if (!complete) break;
       fail(path, ":", line_no, ": not a JSON line (", e.what(), ")");

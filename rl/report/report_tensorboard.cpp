@@ -72,7 +72,7 @@ std::string tensorboard_events(const nlohmann::json& run) {
 }
 
 void write_tensorboard(const nlohmann::json& run, const std::string& dir) {
-  std::filesystem::create_directories(dir);
+  io::make_directories(dir, "tensorboard directory");
   io::write_file_atomic(dir + "/events.out.tfevents.gtpo", tensorboard_events(run));
 }
 

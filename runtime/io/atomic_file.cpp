@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "runtime/error.h"
+#include "runtime/io/input_file.h"
 
 namespace gtpo::io {
 namespace {
@@ -95,6 +96,7 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
 }
 
 std::string read_file(const std::string& path) {
+  check_input_file(path, kMaxInputBytes, "input");
   FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) fail("cannot open '", path, "': ", errno_text(errno));
   struct stat st {};
@@ -119,14 +121,14 @@ std::string read_file(const std::string& path) {
   return out;
 }
 
-void make_directories(const std::string& path) {
-  GTPO_CHECK(!path.empty(), "make_directories: empty path");
+void make_directories(const std::string& path, const std::string& what) {
+  GTPO_CHECK(!path.empty(), what, " is empty: give a directory path");
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
-  if (ec) fail("cannot create directory '", path, "': ", ec.message());
+  if (ec) fail(what, " '", path, "': cannot create the directory: ", ec.message());
   // create_directories reports success for an existing non-directory on some library versions.
   if (!std::filesystem::is_directory(path, ec))
-    fail("cannot create directory '", path, "': a file is in the way");
+    fail(what, " '", path, "': cannot create the directory: a file is in the way");
 }
 
 }  // namespace gtpo::io

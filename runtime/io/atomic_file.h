@@ -27,10 +27,13 @@ void write_file_atomic_streaming(const std::string& path,
 // write.
 std::string temporary_path_for(const std::string& path);
 
-// Reads the whole file. Throws gtpo::Error naming the path and the OS error (missing file, directory, ...).
+// Reads the whole file. Throws gtpo::Error naming the path and the OS error (missing file, directory, ...);
+// what is not a regular file (a FIFO, /dev/zero) or is over io::kMaxInputBytes is refused (input_file.h).
 std::string read_file(const std::string& path);
 
-// mkdir -p: creates `path` and missing parents; succeeds if it already is a directory.
-void make_directories(const std::string& path);
+// mkdir -p: creates `path` and missing parents; succeeds if it already is a directory. Any failure (empty
+// path, a file in the way, no permission, a name too long) is a gtpo::Error naming WHAT (the key or flag)
+// and the path: the one check every writer of a directory goes through.
+void make_directories(const std::string& path, const std::string& what = "directory");
 
 }  // namespace gtpo::io
