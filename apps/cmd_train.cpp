@@ -145,10 +145,10 @@ int run_train(int argc, char** argv) {
   // only once this run's setup has passed its checks (a bad config must not cost the old run).
   const bool overwrite = !resume && args.has("--overwrite");
   if (writer && !resume && !overwrite) rl::require_fresh_run_directory(config.train.out_dir);
-  if (writer) io::make_directories(config.train.out_dir, "train.out_dir");  // before any work
   RunObjects run = build_run(config);
   if (writer) print_warnings(run);
   if (writer && overwrite) rl::clear_run_directory(config.train.out_dir);
+  if (writer) io::make_directories(config.train.out_dir, "train.out_dir");  // before any work
   install_stop_handler();
   if (writer)
     std::fprintf(stderr, "gtpo train: %s on task %s, %s model with %lld parameters on %s%s -> %s\n",

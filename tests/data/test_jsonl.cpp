@@ -71,7 +71,8 @@ TEST_CASE("require_int: integers beyond int64 are an error, not a wrapped negati
 TEST_CASE("read_jsonl reads files and reports missing ones", "[jsonl]") {
   const TempFile file("read.jsonl", "{\"prompt\": \"p\"}\n\n{oops\n");
   CHECK_THROWS_WITH(read_jsonl(file.str()), Contains(file.str() + ":3: invalid JSON"));
-  CHECK_THROWS_WITH(read_jsonl("/nonexistent/nothing.jsonl"), Contains("/nonexistent/nothing.jsonl: cannot open"));
+  CHECK_THROWS_WITH(read_jsonl("/nonexistent/nothing.jsonl"),
+                    Contains("/nonexistent/nothing.jsonl': cannot open"));
 }
 
 TEST_CASE("required field helpers check presence and type", "[jsonl]") {

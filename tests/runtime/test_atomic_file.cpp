@@ -129,7 +129,7 @@ TEST_CASE("read_file errors name the path and the OS reason") {
   const std::string missing = dir.file("nope.safetensors");
   CHECK_THROWS_AS(read_file(missing), gtpo::Error);
   CHECK_THROWS_WITH(read_file(missing), Contains(missing) && Contains("No such file or directory"));
-  CHECK_THROWS_WITH(read_file(dir.path.string()), Contains(dir.path.string()) && Contains("Is a directory"));
+  CHECK_THROWS_WITH(read_file(dir.path.string()), Contains(dir.path.string()) && Contains("is a directory"));
 }
 
 TEST_CASE("write_file_atomic into a missing directory fails with a clear error") {
