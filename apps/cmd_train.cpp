@@ -147,8 +147,12 @@ int run_train(int argc, char** argv) {
   if (writer && !resume && !overwrite) rl::require_fresh_run_directory(config.train.out_dir);
   RunObjects run = build_run(config);
   if (writer) print_warnings(run);
+  // One process per run directory, from here to the end (checked again under the lock, so that two runs
+  // started at once cannot both pass the check above).
+  std::optional<io::FileLock> run_lock;
+  if (writer) run_lock.emplace(rl::lock_run_directory(config.train.out_dir));
+  if (writer && !resume && !overwrite) rl::require_fresh_run_directory(config.train.out_dir);
   if (writer && overwrite) rl::clear_run_directory(config.train.out_dir);
-  if (writer) io::make_directories(config.train.out_dir, "train.out_dir");  // before any work
   install_stop_handler();
   if (writer)
     std::fprintf(stderr, "gtpo train: %s on task %s, %s model with %lld parameters on %s%s -> %s\n",

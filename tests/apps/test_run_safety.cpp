@@ -289,6 +289,39 @@ TEST_CASE("eval, sample, score: a run directory brings its checkpoint and its ru
   fs::remove_all(dir);
 }
 
+TEST_CASE("run dir: a second process on a run directory is refused, and a killed one releases it",
+          "[apps][run-dir]") {
+  const std::string dir = setup("run_lock");
+  const std::string run = dir + "/run", log = dir + "/log.txt";
+  const pid_t first =
+      testing::spawn_gtpo({"train", dir + "/run.yaml", "train.out_dir=" + run, "sft.steps=100000",
+                           "train.steps=0", "sft.schedule=constant", "sft.warmup_steps=0"},
+                          log);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline && read_log(run + "/sft.jsonl").empty())
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE_FALSE(read_log(run + "/sft.jsonl").empty());
+  // While it trains: a resume, an overwrite and a fresh start there are refused, naming the holder.
+  const std::string holder = "(pid " + std::to_string(first);
+  CHECK_THROWS_WITH(call_command({"train", "--resume", run}, apps::run_train),
+                    Contains("is in use by another gtpo process") && Contains(holder));
+  CHECK_THROWS_WITH(
+      call_command({"train", dir + "/run.yaml", "train.out_dir=" + run, "--overwrite"}, apps::run_train),
+      Contains("is in use by another gtpo process") && Contains(holder));
+  CHECK(fs::exists(run + "/sft.jsonl"));  // --overwrite removed nothing
+  ::kill(first, SIGKILL);
+  CHECK(testing::wait_exit_code(first) == 128 + SIGKILL);
+  // The kernel released the lock with the process: the run continues (and its newest checkpoint loads).
+  if (rl::latest_checkpoint(run)) {
+    CHECK(call_command({"train", "--resume", run, "sft.steps=1", "train.steps=0"}, apps::run_train) == 0);
+  } else {
+    CHECK(call_command({"train", dir + "/run.yaml", "train.out_dir=" + run, "--overwrite", "sft.steps=1",
+                        "train.steps=0"},
+                       apps::run_train) == 0);
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("signals: SIGTERM during SFT ends the step, checkpoints, exits 143, and --resume continues bit for bit",
           "[apps][signal]") {
   const std::string dir = setup("sigterm_sft");
