@@ -1,5 +1,7 @@
 #include "rl/run_log.h"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -53,8 +55,14 @@ void JsonlLog::write(const nlohmann::json& line) {
   if (!file_) return;
   // Model text can hold invalid UTF-8 (byte tokenizers): replaced by U+FFFD rather than aborting the run.
   const std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  std::fwrite(text.data(), 1, text.size(), file_);
-  std::fflush(file_);
+  errno = 0;
+  const bool written = std::fwrite(text.data(), 1, text.size(), file_) == text.size();
+  if (!written || std::fflush(file_) != 0) {
+    const int error = errno;
+    std::clearerr(file_);
+    throw LogWriteError("cannot append to " + path_ + ": " + (error ? std::strerror(error) : "write failed") +
+                        " (is the disk full?)");
+  }
 }
 
 std::string compact(double v) {

@@ -2,11 +2,18 @@
 // line being written), and the one-line progress reports on the terminal.
 #pragma once
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "runtime/error.h"
 
 namespace gtpo::rl {
+
+// A log line that could not be written (a full disk, a quota, a file-size limit): the run stops with it.
+class LogWriteError : public Error {
+ public:
+  using Error::Error;
+};
 
 class JsonlLog {
  public:
@@ -20,6 +27,8 @@ class JsonlLog {
   JsonlLog(JsonlLog&& other) noexcept;
   JsonlLog& operator=(JsonlLog&& other) noexcept;
 
+  // Appends LINE and flushes it; a short write or a failed flush is a LogWriteError naming the file and the
+  // OS reason (a run must not train on while its metrics silently stopped).
   void write(const nlohmann::json& line);
 
  private:

@@ -262,6 +262,10 @@ TrainSummary Trainer::run(const RunSegment& segment) {
   } catch (const NonFiniteError& e) {
     throw NonFiniteError(std::string(e.what()) + "; nothing was saved after it; last good checkpoint: " +
                          last_checkpoint);
+  } catch (const LogWriteError& e) {
+    throw LogWriteError(std::string(e.what()) +
+                        "; the run stopped there; last checkpoint: " + last_checkpoint +
+                        " (gtpo train --resume continues from it once the logs can be written)");
   }
 }
 

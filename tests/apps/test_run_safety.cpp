@@ -322,6 +322,35 @@ TEST_CASE("run dir: a second process on a run directory is refused, and a killed
   fs::remove_all(dir);
 }
 
+TEST_CASE(
+    "run dir: a log that cannot be written stops the run with the file, the reason and a loadable checkpoint",
+    "[apps][run-dir]") {
+  // A full disk, as a file-size limit (sh's ulimit -f counts 512-byte blocks; SIGXFSZ ignored): writes past
+  // 500 KiB fail with EFBIG, as they fail with ENOSPC on a full disk. samples.jsonl, logging every token of
+  // 16 responses a step, gets there first, while each checkpoint file stays under the limit.
+  const std::string dir = setup("log_write_error");
+  const std::string run = dir + "/run";
+  const auto r =
+      testing::run_shell("trap '' XFSZ; ulimit -f 1000; OMP_WAIT_POLICY=passive exec timeout 300 " +
+                         testing::gtpo_binary() + " train " + dir + "/run.yaml train.out_dir=" + run +
+                         " sft.steps=0 train.steps=1000 sampler.group_size=4 train.prompts_per_step=4 "
+                         "train.sample_every=1 log.samples=16");
+  INFO(r.output);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Contains("cannot append to " + run + "/samples.jsonl") && Contains("File too large") &&
+                           Contains("last checkpoint: " + run + "/checkpoints/step-"));
+  const auto latest = rl::latest_checkpoint(run);
+  REQUIRE(latest.has_value());
+  CHECK_THAT(r.output, Contains("last checkpoint: " + *latest));
+  CHECK_NOTHROW(model::load_model(*latest));
+  // Once the logs can be written, the run continues from there.
+  const rl::TrainProgress p = rl::read_train_progress(*latest);
+  CHECK(call_command({"train", "--resume", run, "train.steps=" + std::to_string(p.step + 1)},
+                     apps::run_train) == 0);
+  CHECK(count_lines_with_step(run + "/metrics.jsonl", p.step + 1) == 1);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("signals: SIGTERM during SFT ends the step, checkpoints, exits 143, and --resume continues bit for bit",
           "[apps][signal]") {
   const std::string dir = setup("sigterm_sft");
