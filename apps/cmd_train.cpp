@@ -166,6 +166,13 @@ int run_train(int argc, char** argv) {
   try {
     s = trainer.run({resume, config_path, args.overrides()});
   } catch (const std::exception& e) {
+    // A stop request that ended a wait (a reward process's reply): the step was given up, the checkpoint
+    // of the one before is written; the exit status is the signal's, as for any stop.
+    if (comm->size() == 1 && rl::stop_requested()) {
+      std::fprintf(stderr, "gtpo train: stopped by signal %d: %s\ncontinue with: gtpo train --resume %s\n",
+                   rl::stop_signal(), e.what(), config.train.out_dir.c_str());
+      return 128 + rl::stop_signal();
+    }
     if (comm->size() == 1) throw;
     comm->abort(e.what());  // the other ranks would wait for this one until their timeout
   }

@@ -17,6 +17,7 @@
 #include "rl/prompt_template.h"
 #include "rl/run_checks.h"
 #include "runtime/error.h"
+#include "runtime/io/subprocess.h"
 
 namespace gtpo::apps {
 
@@ -65,7 +66,10 @@ std::vector<std::string> differing_model_keys(model::ModelConfig section,
 }
 
 void stop_handler(int signal) {
-  if (rl::stop_requested()) std::_Exit(128 + signal);
+  if (rl::stop_requested()) {
+    io::Subprocess::kill_all_from_signal_handler();  // no reward process may outlive us
+    std::_Exit(128 + signal);
+  }
   rl::request_stop(signal);
   static const char msg[] =
       "\nstop requested: finishing the current step and writing a checkpoint (the same signal again kills)\n";

@@ -1,7 +1,10 @@
 #include "rl/external_reward.h"
 
+#include <chrono>
 #include <cmath>
+#include <optional>
 
+#include "rl/trainer.h"
 #include "runtime/io/json_parse.h"
 #include "runtime/io/subprocess.h"
 
@@ -27,19 +30,27 @@ double finite_number(const nlohmann::json& v, const std::string& field) {
   GTPO_CHECK(v.is_number(), "\"", field, "\" must be a number, got ", json_type(v), " (", clipped(v.dump(), 60), ")");
   const double x = v.get<double>();
   GTPO_CHECK(std::isfinite(x), "\"", field, "\" is not finite (", x, ")");
+  GTPO_CHECK(std::abs(x) <= kMaxRewardMagnitude, "\"", field, "\" is ", x, ", beyond +-",
+             config::format_double(kMaxRewardMagnitude), " (larger values overflow a group's statistics)");
   return x;
 }
 
 }  // namespace
 
-RewardScore parse_reward_reply(const std::string& line) {
+RewardScore parse_reward_reply(const std::string& line, int64_t expected_id) {
   nlohmann::json j;
   try {
     j = io::parse_json(line);
   } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond double (1e999)
     fail("the reply is not JSON (", e.what(), ")");
   }
-  GTPO_CHECK(j.is_object(), "the reply must be a JSON object like {\"reward\": 0.5}, got ", json_type(j));
+  GTPO_CHECK(j.is_object(), "the reply must be a JSON object like {\"id\": ", expected_id,
+             ", \"reward\": 0.5}, got ", json_type(j));
+  GTPO_CHECK(j.contains("id"), "the reply has no \"id\" field: echo the request's \"id\" (", expected_id,
+             " here), so that each reply is matched to its request");
+  GTPO_CHECK(j["id"].is_number_integer() && j["id"].get<int64_t>() == expected_id, "the reply answers id ",
+             clipped(j["id"].dump(), 60), " where id ", expected_id,
+             " was expected: a line too many or too few came earlier (one reply per request, in order)");
   GTPO_CHECK(j.contains("reward"), "the reply has no \"reward\" field");
   RewardScore s;
   s.value = finite_number(j["reward"], "reward");
@@ -88,25 +99,43 @@ std::vector<RewardScore> ExternalReward::score(const std::vector<nlohmann::json>
       fail_with(std::string("cannot start: ") + e.what(), nullptr, "");
     }
   }
+  std::vector<nlohmann::json> sent = requests;
+  const int64_t first_id = next_id_;
+  for (nlohmann::json& r : sent) r["id"] = next_id_++;
   std::string text;
-  for (const nlohmann::json& r : requests) text += r.dump() + "\n";
+  for (const nlohmann::json& r : sent) text += r.dump() + "\n";
   const std::size_t n = requests.size();
   if (!process_->unread().empty())
     fail_with("it wrote output nobody asked for (more lines than requests in an earlier batch)", nullptr,
               process_->unread());
-  const io::Subprocess::Exchange ex = process_->exchange(text, n, timeout_s_);
+  // A stop request (SIGINT, SIGTERM) ends the wait 2 s later: a quick batch still completes its step, a
+  // slow one (a long reward.timeout_s) does not keep the run from stopping.
+  std::optional<std::chrono::steady_clock::time_point> stop_seen;
+  const auto stop = [&] {
+    if (!stop_requested()) return false;
+    const auto now = std::chrono::steady_clock::now();
+    if (!stop_seen) stop_seen = now;
+    return now - *stop_seen > std::chrono::seconds(2);
+  };
+  const io::Subprocess::Exchange ex = process_->exchange(text, n, timeout_s_, stop);
 
   std::vector<RewardScore> scores;
   for (std::size_t i = 0; i < ex.lines.size(); ++i) {
     try {
-      scores.push_back(parse_reward_reply(ex.lines[i]));
+      scores.push_back(parse_reward_reply(ex.lines[i], first_id + static_cast<int64_t>(i)));
     } catch (const Error& e) {
-      fail_with("reply " + std::to_string(i + 1) + " of " + std::to_string(n) + ": " + e.what(), &requests[i],
+      fail_with("reply " + std::to_string(i + 1) + " of " + std::to_string(n) + ": " + e.what(), &sent[i],
                 ex.lines[i]);
     }
   }
+  if (ex.overflowed)
+    fail_with("it wrote more than " + std::to_string(io::Subprocess::kMaxPendingOutput >> 20) +
+                  " MiB without completing the replies",
+              &sent[ex.lines.size() < n ? ex.lines.size() : n - 1], process_->unread().substr(0, 600));
+  if (ex.interrupted)
+    fail_with("stopped by a signal while waiting for its replies", nullptr, process_->unread());
   if (ex.lines.size() < n) {
-    const nlohmann::json& waiting_for = requests[ex.lines.size()];
+    const nlohmann::json& waiting_for = sent[ex.lines.size()];
     const std::string got = std::to_string(ex.lines.size()) + " of " + std::to_string(n) + " replies";
     if (ex.timed_out)
       fail_with("no reply within reward.timeout_s = " + config::format_double(timeout_s_) + " s (got " + got + ")",

@@ -1,5 +1,7 @@
 // An external reward function: a long-lived process (any language) that reads one JSON request per line on
-// stdin and writes one JSON reply per line on stdout (protocol in docs/rewards.md). Requests are sent in
+// stdin and writes one JSON reply per line on stdout, each echoing its request's "id", so that a reply is
+// matched to its request by construction: a stray or missing line is an error, never a shift (protocol in
+// docs/rewards.md). Requests are sent in
 // batches (all of a rollout round's completions), then every reply is read, so the process may score the
 // whole batch at once. Every way it can fail (exit, silence past the timeout, a line that is not JSON, a
 // missing, non-finite or wrong-typed field, a reply too many) is a RewardError that names the function, the
@@ -26,9 +28,14 @@ class RewardError : public Error {
   using Error::Error;
 };
 
-// Parses one reply line: {"reward": number, "correct": bool (optional), "components": {name: number}
-// (optional)}. Throws gtpo::Error with the reason (not JSON, not an object, missing reward, NaN/Inf, ...).
-RewardScore parse_reward_reply(const std::string& line);
+// The largest |reward| or |component| a reply may give: beyond it a group's mean and standard deviation
+// could overflow (1e308 squared is infinite), and no reward means anything there.
+inline constexpr double kMaxRewardMagnitude = 1e12;
+
+// Parses one reply line: {"id": the request's id, "reward": number, "correct": bool (optional),
+// "components": {name: number} (optional)}. Throws gtpo::Error with the reason (not JSON, not an object, an
+// id other than EXPECTED_ID, missing reward, NaN/Inf or beyond kMaxRewardMagnitude, ...).
+RewardScore parse_reward_reply(const std::string& line, int64_t expected_id);
 
 class ExternalReward {
  public:
@@ -47,6 +54,7 @@ class ExternalReward {
 
   std::string name_, command_;
   double timeout_s_;
+  int64_t next_id_ = 1;  // each request's "id", unique over the run, echoed by its reply
   std::unique_ptr<io::Subprocess> process_;
 };
 

@@ -4,7 +4,8 @@
 # gtpo::Error fails the run; the input that did it is left as crash-*/timeout-*/leak-* in the work dir.
 #   scripts/fuzz.sh [--seconds N] [--runs N] [--only NAME] [--build-dir DIR] [--no-build]
 # --seconds N   time per harness (default 20); --runs N   stop each after N inputs instead
-# --only NAME   one harness (safetensors, jsonl, rollouts, tokenizer, run_config, verify, chat_template)
+# --only NAME   one harness (safetensors, jsonl, rollouts, tokenizer, run_config, verify, chat_template,
+#               reward_reply)
 # New inputs found while fuzzing go to DIR/fuzz-work/NAME (not the committed corpus); to keep one, copy
 # it into tests/fuzz/corpus/NAME/.
 set -euo pipefail
@@ -27,7 +28,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 build_dir="$(mkdir -p "$build_dir" && cd "$build_dir" && pwd)"  # each harness runs from its work dir
-harnesses=(safetensors jsonl rollouts tokenizer run_config verify chat_template)
+harnesses=(safetensors jsonl rollouts tokenizer run_config verify chat_template reward_reply)
 if [ -n "$only" ]; then
   case " ${harnesses[*]} " in *" $only "*) harnesses=("$only") ;;
     *) echo "fuzz.sh: no harness '$only' (valid: ${harnesses[*]})" >&2; exit 2 ;; esac

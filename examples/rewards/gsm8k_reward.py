@@ -48,7 +48,7 @@ def score(request):
     match = expected is not None and value is not None and abs(expected - value) < 1e-9
     formatted = got is not None and clean
     reward = (1.0 if match else 0.0) + (0.1 if formatted else 0.0)
-    return {"reward": reward, "correct": match,
+    return {"id": request["id"], "reward": reward, "correct": match,
             "components": {"match": float(match), "format": float(formatted)}}
 
 

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -20,6 +21,24 @@ namespace gtpo::io {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The process groups of the running children, for kill_all_from_signal_handler (lock-free slots).
+constexpr int kMaxChildren = 64;
+std::atomic<pid_t> g_children[kMaxChildren];
+
+void register_child(pid_t pid) {
+  for (auto& slot : g_children) {
+    pid_t empty = 0;
+    if (slot.compare_exchange_strong(empty, pid)) return;
+  }
+}
+
+void unregister_child(pid_t pid) {
+  for (auto& slot : g_children) {
+    pid_t expected = pid;
+    if (slot.compare_exchange_strong(expected, 0)) return;
+  }
+}
 
 void make_pipe(int fds[2], const std::string& command) {
   GTPO_CHECK(::pipe2(fds, O_CLOEXEC) == 0, "cannot start '", command, "': pipe: ", std::strerror(errno));
@@ -77,13 +96,43 @@ Subprocess::Subprocess(const std::string& command) : command_(command) {
   set_nonblocking(in_);
   set_nonblocking(out_);
   set_nonblocking(err_);
+  register_child(pid_);
 }
 
 Subprocess::~Subprocess() {
   close_fd(in_);  // a well-behaved child exits at the end of its input
-  if (pid_ > 0 && exit_status(2.0) == "still running") kill();
+  if (pid_ > 0 && !reaped_) {
+    (void)exited_within(2.0);
+    kill();  // its group too: a background child of the shell must not outlive us
+  }
   close_fd(out_);
   close_fd(err_);
+}
+
+bool Subprocess::exited_within(double wait_s) {
+  const auto until =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait_s));
+  for (;;) {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+      return true;  // gone
+    if (info.si_pid == pid_) return true;
+    if (Clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+void Subprocess::reap() {
+  if (reaped_) return;
+  while (::waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
+  }
+  reaped_ = true;
+  unregister_child(pid_);
+}
+
+void Subprocess::kill_all_from_signal_handler() {
+  for (auto& slot : g_children)
+    if (const pid_t pid = slot.load(); pid > 0) ::kill(-pid, SIGKILL);
 }
 
 void Subprocess::close_fd(int& fd) {
@@ -105,7 +154,8 @@ void Subprocess::drain_stderr() {
   }
 }
 
-Subprocess::Exchange Subprocess::exchange(const std::string& text, std::size_t n, double timeout_s) {
+Subprocess::Exchange Subprocess::exchange(const std::string& text, std::size_t n, double timeout_s,
+                                          const std::function<bool()>& stop) {
   Exchange ex;
   std::size_t written = 0;
   auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
@@ -136,7 +186,15 @@ Subprocess::Exchange Subprocess::exchange(const std::string& text, std::size_t n
       ex.timed_out = true;
       break;
     }
-    const int ready = ::poll(fds, count, static_cast<int>(std::min<long long>(left, 1000)));
+    if (stop && stop()) {
+      ex.interrupted = true;
+      break;
+    }
+    if (out_buffer_.size() > kMaxPendingOutput) {
+      ex.overflowed = true;
+      break;
+    }
+    const int ready = ::poll(fds, count, static_cast<int>(std::min<long long>(left, 100)));
     if (ready < 0) {
       if (errno == EINTR) continue;
       fail("'", command_, "': poll: ", std::strerror(errno));
@@ -160,6 +218,11 @@ Subprocess::Exchange Subprocess::exchange(const std::string& text, std::size_t n
       } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
         close_fd(out_);
       }
+    } else if (ready == 0 && exited_within(0.0)) {
+      // The child ended but something it started still holds its stdout open (a background process of a
+      // shell script): no reply can come any more; what it had written was read before this quiet round.
+      ex.eof = true;
+      break;
     }
   }
   drain_stderr();
@@ -170,15 +233,9 @@ std::string Subprocess::stderr_tail() const { return err_ring_; }
 
 std::string Subprocess::exit_status(double wait_s) {
   if (pid_ <= 0) return "not started";
-  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait_s));
-  while (!reaped_) {
-    const pid_t r = ::waitpid(pid_, &status_, WNOHANG);
-    if (r == pid_ || (r < 0 && errno == ECHILD)) {
-      reaped_ = true;
-      break;
-    }
-    if (Clock::now() >= until) return "still running";
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (!reaped_) {
+    if (!exited_within(wait_s)) return "still running";
+    kill();  // what it left running in its group ends with it, then it is reaped
   }
   if (WIFEXITED(status_)) return "exited with status " + std::to_string(WEXITSTATUS(status_));
   if (WIFSIGNALED(status_)) return "killed by signal " + std::to_string(WTERMSIG(status_));
@@ -187,9 +244,10 @@ std::string Subprocess::exit_status(double wait_s) {
 
 void Subprocess::kill() {
   if (pid_ <= 0 || reaped_) return;
-  ::kill(-pid_, SIGKILL);  // the whole group (see the constructor)
+  // The whole group (see the constructor), while the unreaped leader still holds its id.
+  ::kill(-pid_, SIGKILL);
   ::kill(pid_, SIGKILL);
-  (void)exit_status(5.0);
+  reap();
 }
 
 }  // namespace gtpo::io

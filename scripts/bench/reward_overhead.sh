@@ -27,7 +27,7 @@ cat > "$work/trivial.py" <<'PY'
 import json, sys
 for line in sys.stdin:
     r = json.loads(line)
-    print(json.dumps({"reward": 1.0 if "####" in r["completion"] else 0.0}), flush=True)
+    print(json.dumps({"id": r["id"], "reward": 1.0 if "####" in r["completion"] else 0.0}), flush=True)
 PY
 cp "$root/configs/quickstart.yaml" "$work/plain.yaml"
 { cat "$root/configs/quickstart.yaml"

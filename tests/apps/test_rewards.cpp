@@ -3,14 +3,17 @@
 // process can fail stops the run with exit code 1, a message naming the function, the request, the reply
 // and its stderr, and a loadable checkpoint of the last completed step from which --resume continues
 // exactly as an uninterrupted run. Also: a JSONL row that names its task keeps its verifier.
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "apps/commands.h"
 #include "data/tasks/registry.h"
@@ -18,6 +21,7 @@
 #include "rl/problem_source.h"
 #include "rl/train_state.h"
 #include "runtime/io/atomic_file.h"
+#include "tests/support/child_process.h"
 #include "tests/support/commands.h"
 
 using namespace gtpo;
@@ -60,15 +64,21 @@ for line in sys.stdin:
     r = json.loads(line)
     c = r["completion"]
     digits = sum(ch.isdigit() for ch in c) / max(1, len(c))
-    reply = {"reward": digits, "correct": "####" in c, "components": {"digits": digits, "len": len(r["completion_tokens"])}}
+    reply = {"id": r["id"], "reward": digits, "correct": "####" in c, "components": {"digits": digits, "len": len(r["completion_tokens"])}}
     assert r["row"]["task"] == "arith" and "answer" in r["row"] and r["batch_size"] == 12
-    if r["step"] == 2 and r["index"] == 5 and mode != "ok":
+    if r["step"] == 2 and r["index"] == (11 if mode == "late" else 5) and mode != "ok":
         print("reward script: failing on purpose (" + mode + ")", file=sys.stderr, flush=True)
         if mode == "exit": sys.exit(3)
         if mode == "hang": time.sleep(60)
         if mode == "garbage": print("this is not json", flush=True); continue
         if mode == "nan": print('{"reward": NaN}', flush=True); continue
-        if mode == "missing": print('{"score": 1.0}', flush=True); continue
+        if mode == "missing": print(json.dumps({"id": r["id"], "score": 1.0}), flush=True); continue
+        if mode == "huge": print(json.dumps({"id": r["id"], "reward": 1e308}), flush=True); continue
+        if mode == "extra": print(json.dumps(reply), flush=True)
+        if mode == "late":
+            print(json.dumps(reply), flush=True); time.sleep(0.2); print(json.dumps(reply), flush=True); continue
+        if mode == "chatty":
+            sys.stdout.write("x" * (70 << 20)); sys.stdout.flush(); continue
     print(json.dumps(reply), flush=True)
 )PY";
 
@@ -195,31 +205,43 @@ TEST_CASE("rewards: every failure of a reward process stops the run, loudly, wit
   REQUIRE(full.size() == 3);
   const model::LoadedModel full_model = model::load_model(dir + "/full/checkpoints/step-000003");
 
-  const std::pair<const char*, const char*> modes[] = {
-      {"exit", "the process ended (exited with status 3) after 5 of 12 replies"},
-      {"hang", "no reply within reward.timeout_s = 2 s (got 5 of 12 replies)"},
-      {"garbage", "reply 6 of 12: the reply is not JSON"},
-      {"nan", "reply 6 of 12: the reply is not JSON"},
-      {"missing", "reply 6 of 12: the reply has no \"reward\" field"},
+  struct Mode {
+    const char* mode;
+    const char* reason;
+    int step, index;  // the step that fails and the request the message names
   };
-  for (const auto& [mode, reason] : modes) {
+  const Mode modes[] = {
+      {"exit", "the process ended (exited with status 3) after 5 of 12 replies", 2, 5},
+      {"hang", "no reply within reward.timeout_s = 2 s (got 5 of 12 replies)", 2, 5},
+      {"garbage", "reply 6 of 12: the reply is not JSON", 2, 5},
+      {"nan", "reply 6 of 12: the reply is not JSON", 2, 5},
+      {"missing", "reply 6 of 12: the reply has no \"reward\" field", 2, 5},
+      {"huge", "reply 6 of 12: \"reward\" is 1e+308, beyond +-1e+12", 2, 5},
+      // A line too many, at once or a moment after the batch's last reply: the next reply's id is wrong.
+      {"extra", "reply 7 of 12: the reply answers id 18 where id 19 was expected", 2, 6},
+      {"late", "reply 1 of 12: the reply answers id 24 where id 25 was expected", 3, 0},
+      {"chatty", "it wrote more than 64 MiB without completing the replies", 2, 5},
+  };
+  for (const auto& [mode, reason, failed_step, failed_index] : modes) {
     INFO(mode);
     const std::string run = dir + "/" + mode;
     io::write_file_atomic(dir + "/bad.yaml", reward_yaml(dir + "/reward.py", mode, 0.5));
     const Run failed = gtpo_binary(dir, "train " + dir + "/bad.yaml train.steps=3 train.out_dir=" + run);
     CHECK(failed.code == 1);
     CHECK_THAT(failed.err, Contains("reward 'digits' (python3 " + dir + "/reward.py " + mode + "): " + reason));
-    CHECK_THAT(failed.err, Contains("\"index\":5"));   // the request it failed on
-    CHECK_THAT(failed.err, Contains("\"step\":2"));
+    CHECK_THAT(failed.err,
+               Contains("\"index\":" + std::to_string(failed_index)));  // the request it failed on
+    CHECK_THAT(failed.err, Contains("\"step\":" + std::to_string(failed_step)));
     CHECK_THAT(failed.err, Contains("reward script: failing on purpose (" + std::string(mode) + ")"));  // its stderr
     if (std::string(mode) == "garbage") CHECK_THAT(failed.err, Contains("reply: this is not json"));
     if (std::string(mode) == "nan") CHECK_THAT(failed.err, Contains("reply: {\"reward\": NaN}"));
-    CHECK_THAT(failed.err, Contains("step 2 stopped before any update"));
-    // Step 1 completed and nothing of step 2 was logged or trained on; its checkpoint loads.
-    CHECK(metrics(run).size() == 1);
+    CHECK_THAT(failed.err, Contains("step " + std::to_string(failed_step) + " stopped before any update"));
+    // The steps before completed and nothing of the failed one was logged or trained on; its checkpoint
+    // loads.
+    CHECK(metrics(run).size() == static_cast<std::size_t>(failed_step - 1));
     const auto latest = rl::latest_checkpoint(run);
     REQUIRE(latest.has_value());
-    CHECK(fs::path(*latest).filename() == "step-000001");
+    CHECK(fs::path(*latest).filename() == "step-00000" + std::to_string(failed_step - 1));
     CHECK_NOTHROW(model::load_model(*latest));
     // --resume with a working reward restarts the process and continues exactly as the uninterrupted run.
     const Run resumed = gtpo_binary(
@@ -249,7 +271,7 @@ TEST_CASE("rewards: a GSM8K dataset's columns reach external rewards, and the GS
   // Returns the row's own "bonus" column: only a row that kept every column can give it.
   io::write_file_atomic(dir + "/bonus.py",
                         "import json, sys\nfor line in sys.stdin:\n    r = json.loads(line)\n"
-                        "    print(json.dumps({'reward': r['row']['bonus']}), flush=True)\n");
+                        "    print(json.dumps({'id': r['id'], 'reward': r['row']['bonus']}), flush=True)\n");
   const std::string example = std::string(GTPO_SOURCE_DIR) + "/examples/rewards/gsm8k_reward.py";
   io::write_file_atomic(dir + "/run.yaml", std::string(kConfig) + "reward:\n  functions:\n" +
                                                "    - {name: gsm8k, command: \"python3 " + example + "\"}\n" +
@@ -288,5 +310,87 @@ TEST_CASE("rewards: a JSONL row that names its task is judged by that task's ver
   CHECK(source.check(p, "#### 3*2+4").correct);
   CHECK(source.check(p, "#### 4+3*2").correct);
   CHECK_FALSE(source.check(p, "#### 10").correct);
+  fs::remove_all(dir);
+}
+
+namespace {
+// A reward that starts a background child (sleep) in its process group and records both pids; at step 2 it
+// stops answering ("slow"), or exits ("exit").
+const char* kLingeringReward = R"PY(import json, os, subprocess, sys, time
+d, mode = sys.argv[1], sys.argv[2]
+bg = subprocess.Popen(["sleep", "1000"])
+with open(d + "/pids", "w") as f: f.write("%d %d\n" % (os.getpid(), bg.pid))
+for line in sys.stdin:
+    r = json.loads(line)
+    if r["step"] == 2 and mode != "ok":
+        open(d + "/waiting", "w").close()
+        if mode == "slow": time.sleep(1000)
+        if mode == "exit": sys.exit(3)
+    print(json.dumps({"id": r["id"], "reward": 0.5}), flush=True)
+)PY";
+
+// Whether PID is a live process (a zombie, waiting for a parent that may never reap it, is not).
+bool alive(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return false;
+  const std::size_t close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+}
+}  // namespace
+
+TEST_CASE("rewards: no reward process or child outlives gtpo on any exit path, and a stop ends a long wait",
+          "[apps][rewards][signal]") {
+  const std::string dir = testing::fresh_temp_dir("reward_lifetime");
+  io::write_file_atomic(dir + "/reward.py", kLingeringReward);
+  struct Path {
+    std::string mode;
+    std::vector<int> signals;  // sent once the reward process waits at step 2
+    int exit_code;
+  };
+  const Path paths[] = {{"ok", {}, 0},
+                        {"exit", {}, 1},
+                        {"slow", {SIGTERM}, 143},
+                        {"slow", {SIGINT}, 130},
+                        {"slow", {SIGINT, SIGINT}, 130}};
+  int n = 0;
+  for (const Path& p : paths) {
+    const std::string work = dir + "/" + std::to_string(n++);
+    INFO(p.mode << " with " << p.signals.size() << " signal(s)");
+    fs::create_directories(work);
+    io::write_file_atomic(work + "/run.yaml", std::string(kConfig) +
+                                                  "reward:\n  timeout_s: 3600\n  functions:\n" +
+                                                  "    - {name: linger, command: \"python3 " + dir +
+                                                  "/reward.py " + work + " " + p.mode + "\"}\n");
+    const pid_t child = testing::spawn_gtpo(
+        {"train", work + "/run.yaml", "train.steps=3", "train.out_dir=" + work + "/run"}, work + "/log.txt");
+    const auto start = std::chrono::steady_clock::now();
+    if (!p.signals.empty()) {
+      while (!fs::exists(work + "/waiting") &&
+             std::chrono::steady_clock::now() - start < std::chrono::seconds(120))
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      REQUIRE(fs::exists(work + "/waiting"));
+      for (int s : p.signals) {
+        ::kill(child, s);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+    const auto signalled = std::chrono::steady_clock::now();
+    const int code = testing::wait_exit_code(child);
+    INFO(read(work + "/log.txt"));
+    CHECK(code == p.exit_code);
+    if (!p.signals.empty()) CHECK(std::chrono::steady_clock::now() - signalled < std::chrono::seconds(10));
+    std::istringstream pids(read(work + "/pids"));
+    int reward_pid = 0, background_pid = 0;
+    pids >> reward_pid >> background_pid;
+    REQUIRE(background_pid > 0);
+    CHECK_FALSE(alive(reward_pid));
+    CHECK_FALSE(alive(background_pid));
+    if (p.exit_code == 143 || (p.exit_code == 130 && p.signals.size() == 1)) {
+      const auto latest = rl::latest_checkpoint(work + "/run");  // a stop writes the last completed step
+      REQUIRE(latest.has_value());
+      CHECK(fs::path(*latest).filename() == "step-000001");
+    }
+  }
   fs::remove_all(dir);
 }

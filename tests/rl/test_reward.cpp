@@ -131,25 +131,43 @@ TEST_CASE("reward metrics: rewards/NAME/mean and std per function and per compon
 }
 
 TEST_CASE("a reply line: reward, optional correct and components, every defect named", "[reward]") {
-  const RewardScore s = parse_reward_reply(R"({"reward": 0.75, "correct": true, "components": {"a": 1, "b": -2.5}})");
+  const RewardScore s = parse_reward_reply(
+      R"({"id": 7, "reward": 0.75, "correct": true, "components": {"a": 1, "b": -2.5}})", 7);
   CHECK(s.value == 0.75);
   REQUIRE(s.correct.has_value());
   CHECK(*s.correct);
   REQUIRE(s.components.size() == 2);
   CHECK(s.components[0] == std::make_pair(std::string("a"), 1.0));
   CHECK(s.components[1] == std::make_pair(std::string("b"), -2.5));
-  CHECK_FALSE(parse_reward_reply(R"({"reward": -3})").correct.has_value());
-  CHECK_THAT(error_of([] { parse_reward_reply("hello"); }), Contains("not JSON"));
-  CHECK_THAT(error_of([] { parse_reward_reply(R"({"reward": NaN})"); }), Contains("not JSON"));  // Python's json.dumps(nan)
-  CHECK_THAT(error_of([] { parse_reward_reply("[1]"); }), Contains("must be a JSON object"));
-  CHECK_THAT(error_of([] { parse_reward_reply(R"({"score": 1})"); }), Contains("no \"reward\" field"));
-  CHECK_THAT(error_of([] { parse_reward_reply(R"({"reward": "1"})"); }), Contains("must be a number, got a string"));
-  CHECK_THAT(error_of([] { parse_reward_reply(R"({"reward": 1e999})"); }), Contains("number overflow"));
-  CHECK_THAT(error_of([] { parse_reward_reply(R"({"reward": 1, "correct": 1})"); }), Contains("true or false"));
-  CHECK_THAT(error_of([] { parse_reward_reply(R"({"reward": 1, "components": [1]})"); }), Contains("object of numbers"));
-  CHECK_THAT(error_of([] { parse_reward_reply(R"({"reward": 1, "components": {"x": null}})"); }),
+  CHECK_FALSE(parse_reward_reply(R"({"id": 7, "reward": -3})", 7).correct.has_value());
+  CHECK_THAT(error_of([] { parse_reward_reply("hello", 7); }), Contains("not JSON"));
+  CHECK_THAT(error_of([] { parse_reward_reply(R"({"id": 7, "reward": NaN})", 7); }),
+             Contains("not JSON"));  // Python's json.dumps(nan)
+  CHECK_THAT(error_of([] { parse_reward_reply("[1]", 7); }), Contains("must be a JSON object"));
+  CHECK_THAT(error_of([] { parse_reward_reply(R"({"id": 7, "score": 1})", 7); }),
+             Contains("no \"reward\" field"));
+  CHECK_THAT(error_of([] { parse_reward_reply(R"({"id": 7, "reward": "1"})", 7); }),
+             Contains("must be a number, got a string"));
+  CHECK_THAT(error_of([] { parse_reward_reply(R"({"id": 7, "reward": 1e999})", 7); }),
+             Contains("number overflow"));
+  CHECK_THAT(error_of([] { parse_reward_reply(R"({"id": 7, "reward": 1, "correct": 1})", 7); }),
+             Contains("true or false"));
+  CHECK_THAT(error_of([] { parse_reward_reply(R"({"id": 7, "reward": 1, "components": [1]})", 7); }),
+             Contains("object of numbers"));
+  CHECK_THAT(error_of([] { parse_reward_reply(R"({"id": 7, "reward": 1, "components": {"x": null}})", 7); }),
              Contains("\"components.x\" must be a number"));
-  CHECK_THAT(error_of([] { parse_reward_reply(R"({"reward": 1, "components": {"a/b": 1}})"); }), Contains("'a/b'"));
+  CHECK_THAT(error_of([] { parse_reward_reply(R"({"id": 7, "reward": 1, "components": {"a/b": 1}})", 7); }),
+             Contains("'a/b'"));
+  // The id matches each reply to its request; a reward too large for a group's statistics is refused.
+  CHECK_THAT(error_of([] { parse_reward_reply(R"({"reward": 1})", 7); }),
+             Contains("no \"id\" field") && Contains("7"));
+  CHECK_THAT(error_of([] { parse_reward_reply(R"({"id": 6, "reward": 1})", 7); }),
+             Contains("answers id 6 where id 7 was expected"));
+  CHECK_THAT(error_of([] { parse_reward_reply(R"({"id": 7, "reward": 1e308})", 7); }),
+             Contains("beyond +-1e+12"));
+  CHECK_THAT(error_of([] { parse_reward_reply(R"({"id": 7, "reward": 1, "components": {"x": -1e13}})", 7); }),
+             Contains("components.x"));
+  CHECK(parse_reward_reply(R"({"id": 7, "reward": -1e12})", 7).value == -1e12);
 }
 
 TEST_CASE("the reward section: a list of functions read from YAML, with overrides", "[reward][config]") {
