@@ -91,6 +91,38 @@ void refuse_default_choosing_changes(const rl::RunConfig& before, const rl::RunC
              restart);
 }
 
+// The config a train command reads: CONFIG, or with --resume RUN_DIR/config.yaml.
+std::string train_config_path(const Args& args, bool resume) {
+  if (!resume) {
+    GTPO_CHECK(args.positionals().size() == 1, "train: expected one CONFIG.yaml (see --help)");
+    return args.positionals()[0];
+  }
+  GTPO_CHECK(args.positionals().empty(),
+             "train: with --resume, give no CONFIG (the run's config.yaml is used)");
+  const std::string path = args.get("--resume", "") + "/config.yaml";
+  GTPO_CHECK(std::filesystem::exists(path), "train --resume: ", path, " does not exist");
+  return path;
+}
+
+// Locks the run directory (another process there is an error), then checks again under the lock that a new
+// run starts in an empty one (two runs started at once cannot both pass the earlier check) or, with
+// --overwrite, removes the old run's files.
+io::FileLock take_run_directory(const std::string& out_dir, bool resume, bool overwrite) {
+  io::FileLock lock = rl::lock_run_directory(out_dir);
+  if (!resume && !overwrite) rl::require_fresh_run_directory(out_dir);
+  if (overwrite) rl::clear_run_directory(out_dir);
+  return lock;
+}
+
+void print_run_start(const rl::RunConfig& config, const RunObjects& run, int ranks) {
+  std::fprintf(stderr, "gtpo train: %s on task %s, %s model with %lld parameters on %s%s -> %s\n",
+               config.rl.algo.c_str(), run.source->name().c_str(),
+               model::architecture_name(run.model->config().architecture),
+               static_cast<long long>(run.model->parameters().numel()), device_name(run.model->device()),
+               ranks > 1 ? (", " + std::to_string(ranks) + " data-parallel ranks").c_str() : "",
+               config.train.out_dir.c_str());
+}
+
 const std::vector<FlagSpec> kFlags = {
     {"--resume", true,
      "continue the run in this directory from its latest checkpoint, with its config.yaml (which keeps "
@@ -119,15 +151,7 @@ int run_train(int argc, char** argv) {
   const bool resume = args.has("--resume");
   GTPO_CHECK(!(resume && args.has("--overwrite")), "train: --resume continues a run and --overwrite starts over: "
              "give one of them");
-  std::string config_path;
-  if (resume) {
-    GTPO_CHECK(args.positionals().empty(), "train: with --resume, give no CONFIG (the run's config.yaml is used)");
-    config_path = args.get("--resume", "") + "/config.yaml";
-    GTPO_CHECK(std::filesystem::exists(config_path), "train --resume: ", config_path, " does not exist");
-  } else {
-    GTPO_CHECK(args.positionals().size() == 1, "train: expected one CONFIG.yaml (see --help)");
-    config_path = args.positionals()[0];
-  }
+  const std::string config_path = train_config_path(args, resume);
   rl::ConfigOverrides overrides = args.overrides();
   if (resume) overrides.emplace_back("train.out_dir", args.get("--resume", ""));
   add_device_override(args, overrides);
@@ -147,20 +171,10 @@ int run_train(int argc, char** argv) {
   if (writer && !resume && !overwrite) rl::require_fresh_run_directory(config.train.out_dir);
   RunObjects run = build_run(config);
   if (writer) print_warnings(run);
-  // One process per run directory, from here to the end (checked again under the lock, so that two runs
-  // started at once cannot both pass the check above).
-  std::optional<io::FileLock> run_lock;
-  if (writer) run_lock.emplace(rl::lock_run_directory(config.train.out_dir));
-  if (writer && !resume && !overwrite) rl::require_fresh_run_directory(config.train.out_dir);
-  if (writer && overwrite) rl::clear_run_directory(config.train.out_dir);
+  std::optional<io::FileLock> run_lock;  // one process per run directory, from here to the end
+  if (writer) run_lock.emplace(take_run_directory(config.train.out_dir, resume, overwrite));
   install_stop_handler();
-  if (writer)
-    std::fprintf(stderr, "gtpo train: %s on task %s, %s model with %lld parameters on %s%s -> %s\n",
-                 config.rl.algo.c_str(), run.source->name().c_str(),
-                 model::architecture_name(run.model->config().architecture),
-                 static_cast<long long>(run.model->parameters().numel()), device_name(run.model->device()),
-                 comm->size() > 1 ? (", " + std::to_string(comm->size()) + " data-parallel ranks").c_str() : "",
-                 config.train.out_dir.c_str());
+  if (writer) print_run_start(config, run, comm->size());
   rl::Trainer trainer(*run.model, *run.tokenizer, *run.source, config, *comm);
   rl::TrainSummary s;
   try {
