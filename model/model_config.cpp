@@ -212,14 +212,20 @@ void validate_model_config(const ModelConfig& c, const std::string& where) {
   // typed with too many digits ends in std::bad_alloc instead of an error naming the keys.
   const double C = static_cast<double>(c.hidden_size), F = static_cast<double>(c.intermediate_size);
   const double V = static_cast<double>(c.vocab_size), P = static_cast<double>(c.max_position_embeddings);
-  const double per_layer = 4.0 * C * C + 3.0 * C * F + 8.0 * C;
+  // Attention works in num_attention_heads x head_dim (and the key-value heads), which need not be
+  // hidden_size: q, k, v, o with their biases, the MLP, the norms.
+  const double q_width = static_cast<double>(c.num_attention_heads) * static_cast<double>(c.head_dim());
+  const double kv_width = static_cast<double>(c.num_key_value_heads) * static_cast<double>(c.head_dim());
+  const double per_layer =
+      2.0 * C * q_width + 2.0 * C * kv_width + q_width + 2.0 * kv_width + 3.0 * C * F + 8.0 * C;
   const double weight_bytes = 4.0 * (2.0 * V * C + P * C + static_cast<double>(c.num_hidden_layers) * per_layer);
   const double have = physical_memory_bytes();
   GTPO_CHECK(have == 0.0 || weight_bytes < have, where, ": the model's weights alone need about ",
-             weight_bytes / (1024.0 * 1024.0 * 1024.0), " GiB (model.vocab_size ", c.vocab_size, ", hidden_size ",
-             c.hidden_size, ", num_hidden_layers ", c.num_hidden_layers, ", intermediate_size ", c.intermediate_size,
-             ", max_position_embeddings ", c.max_position_embeddings, "), more than this machine's ",
-             have / (1024.0 * 1024.0 * 1024.0), " GiB of memory");
+             weight_bytes / (1024.0 * 1024.0 * 1024.0), " GiB (model.vocab_size ", c.vocab_size,
+             ", hidden_size ", c.hidden_size, ", num_attention_heads ", c.num_attention_heads, ", head_dim ",
+             c.head_dim(), ", num_hidden_layers ", c.num_hidden_layers, ", intermediate_size ",
+             c.intermediate_size, ", max_position_embeddings ", c.max_position_embeddings,
+             "), more than this machine's ", have / (1024.0 * 1024.0 * 1024.0), " GiB of memory");
 }
 
 std::string model_config_to_yaml(const ModelConfig& c) {

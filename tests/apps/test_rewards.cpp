@@ -347,9 +347,11 @@ TEST_CASE("rewards: no reward process or child outlives gtpo on any exit path, a
     std::string mode;
     std::vector<int> signals;  // sent once the reward process waits at step 2
     int exit_code;
+    int timeout_s = 3600;
   };
   const Path paths[] = {{"ok", {}, 0},
                         {"exit", {}, 1},
+                        {"slow", {}, 1, 2},  // reward.timeout_s passes
                         {"slow", {SIGTERM}, 143},
                         {"slow", {SIGINT}, 130},
                         {"slow", {SIGINT, SIGINT}, 130}};
@@ -358,10 +360,10 @@ TEST_CASE("rewards: no reward process or child outlives gtpo on any exit path, a
     const std::string work = dir + "/" + std::to_string(n++);
     INFO(p.mode << " with " << p.signals.size() << " signal(s)");
     fs::create_directories(work);
-    io::write_file_atomic(work + "/run.yaml", std::string(kConfig) +
-                                                  "reward:\n  timeout_s: 3600\n  functions:\n" +
-                                                  "    - {name: linger, command: \"python3 " + dir +
-                                                  "/reward.py " + work + " " + p.mode + "\"}\n");
+    io::write_file_atomic(work + "/run.yaml",
+                          std::string(kConfig) + "reward:\n  timeout_s: " + std::to_string(p.timeout_s) +
+                              "\n  functions:\n" + "    - {name: linger, command: \"python3 " + dir +
+                              "/reward.py " + work + " " + p.mode + "\"}\n");
     const pid_t child = testing::spawn_gtpo(
         {"train", work + "/run.yaml", "train.steps=3", "train.out_dir=" + work + "/run"}, work + "/log.txt");
     const auto start = std::chrono::steady_clock::now();

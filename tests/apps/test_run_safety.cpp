@@ -207,6 +207,13 @@ TEST_CASE("sizes and consistency: checked where read and before any work, naming
   const std::string out = "train.out_dir=" + dir + "/run";
   CHECK_THROWS_WITH(call_command({"train", dir + "/run.yaml", out, "train.prompts_per_step=2000000000"}, apps::run_train),
                     Contains("train.prompts_per_step"));
+  // Attention as wide as num_attention_heads x head_dim, not hidden_size: counted before allocating (this
+  // one is 8 TiB of q/k/v/o weights with hidden_size 32).
+  CHECK_THROWS_WITH(
+      call_command({"train", dir + "/run.yaml", out, "model.head_dim=1048576",
+                    "model.num_attention_heads=4096", "model.num_key_value_heads=4096"},
+                   apps::run_train),
+      Contains("weights alone need") && Contains("head_dim 1048576") && Contains("num_attention_heads 4096"));
   CHECK_THROWS_WITH(
       call_command({"train", dir + "/run.yaml", out, "train.prompts_per_step=1000000", "sampler.group_size=65536"},
                    apps::run_train),
