@@ -84,6 +84,8 @@ class Renderer {
  public:
   Renderer(const std::string& label, const RenderLimits& limits) : label_(label), limits_(limits) {
     filter_limits_.max_bytes = limits.max_output_bytes;
+    filter_limits_.steps = &steps_;
+    filter_limits_.max_steps = limits.max_steps;
   }
 
   std::string run(const Body& body, const Variables& variables) {

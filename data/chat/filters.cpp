@@ -137,22 +137,32 @@ std::string html_escape(const std::string& s) {
   return out;
 }
 
+// jinja2's int filter: int(value), else int(float(value)), else the default. Where Python would give an
+// integer beyond 64 bits, or raise (int(inf)), this raises: never a silent 0.
+Value float_to_int(double d, const Value& fallback) {
+  if (std::isnan(d)) return fallback;  // int(nan) is a ValueError, which jinja2 turns into the default
+  if (std::isinf(d)) value_error("int: cannot convert float infinity to integer");
+  if (std::fabs(d) >= 9.223372036854775807e18)
+    value_error("int: ", d, " does not fit a 64-bit integer (jinja2 would give a Python big integer)");
+  return Value::from_int(static_cast<int64_t>(d));
+}
+
 Value to_int(const Value& v, const Value& fallback) {
   if (v.kind == K::Int) return v;
   if (v.kind == K::Bool) return Value::from_int(v.boolean);
-  if (v.kind == K::Float) {
-    if (!std::isfinite(v.number) || std::fabs(v.number) >= 9.2e18) return fallback;
-    return Value::from_int(static_cast<int64_t>(v.number));
-  }
+  if (v.kind == K::Float) return float_to_int(v.number, fallback);
   if (v.is_string()) {
     const std::string t = strip_right(strip_left(v.text));
     char* end = nullptr;
     errno = 0;
     const long long i = std::strtoll(t.c_str(), &end, 10);
-    if (!t.empty() && end && *end == '\0' && errno == 0) return Value::from_int(i);
+    if (!t.empty() && end && *end == '\0') {
+      if (errno == ERANGE)
+        value_error("int: '", t, "' does not fit a 64-bit integer (jinja2 would give a Python big integer)");
+      return Value::from_int(i);
+    }
     const double d = std::strtod(t.c_str(), &end);
-    if (!t.empty() && end && *end == '\0' && std::isfinite(d) && std::fabs(d) < 9.2e18)
-      return Value::from_int(static_cast<int64_t>(d));
+    if (!t.empty() && end && *end == '\0') return float_to_int(d, fallback);
   }
   return fallback;
 }
@@ -170,7 +180,18 @@ Value to_float(const Value& v, const Value& fallback) {
 
 }  // namespace
 
+void FilterLimits::charge(uint64_t n) const {
+  if (steps == nullptr) return;
+  *steps += n;
+  if (*steps > max_steps)
+    value_error("the template ran more than ", max_steps, " steps (RenderLimits::max_steps) in a filter");
+}
+
 Value apply_filter(const std::string& name, const Value& v, const CallArgs& args, const FilterLimits& limits) {
+  // Every filter pays for what it walks: the items of a list or mapping, the bytes of a string.
+  if (v.kind == K::List && v.list) limits.charge(v.list->items.size());
+  if (v.kind == K::Dict && v.dict) limits.charge(v.dict->entries.size());
+  if (v.is_string()) limits.charge(v.text.size() / 64);
   if (name == "safe" || name == "string" || name == "e" || name == "escape" || name == "trim" || name == "upper" ||
       name == "lower" || name == "capitalize" || name == "title") {
     if (name == "safe") return v;
@@ -321,6 +342,7 @@ Value apply_filter(const std::string& name, const Value& v, const CallArgs& args
     std::vector<Value> out, seen;
     for (const Value& item : iterate(v)) {
       const Value key = sort_key(item, args, 1, case_sensitive);
+      limits.charge(seen.size());  // one comparison per item seen: quadratic work counts as such
       if (std::none_of(seen.begin(), seen.end(), [&](const Value& s) { return equals(s, key); })) {
         seen.push_back(key);
         out.push_back(item);

@@ -11,6 +11,11 @@ namespace gtpo::data::chat {
 
 struct FilterLimits {
   std::size_t max_bytes = 0;  // the longest string a filter may build
+  // The render's step count and its limit (RenderLimits::max_steps): a filter's work counts against it too.
+  uint64_t* steps = nullptr;
+  uint64_t max_steps = 0;
+  // Adds N steps of work; past the limit, an error (so no filter input makes a render run unbounded).
+  void charge(uint64_t n) const;
 };
 
 Value apply_filter(const std::string& name, const Value& value, const CallArgs& args, const FilterLimits& limits);

@@ -64,6 +64,34 @@ bool resolve_index(int64_t index, std::size_t size, std::size_t& out) {
   return true;
 }
 
+// Python's int ** int: exact (squaring, overflow an error), a negative exponent gives a float, 0 ** -n
+// raises.
+Value int_power(int64_t x, int64_t y) {
+  if (y < 0) {
+    if (x == 0) value_error("0 cannot be raised to a negative power");
+    return Value::from_float(std::pow(static_cast<double>(x), static_cast<double>(y)));
+  }
+  int64_t result = 1, base = x;
+  for (int64_t e = y; e > 0; e >>= 1) {
+    if ((e & 1) && __builtin_mul_overflow(result, base, &result)) value_error("integer overflow in **");
+    // A square that overflows while bits remain means the result would overflow too.
+    if (e > 1 && __builtin_mul_overflow(base, base, &base)) value_error("integer overflow in **");
+  }
+  return Value::from_int(result);
+}
+
+// Python's float ** float: what it raises is an error here too (a complex result, 0 to a negative power,
+// overflow), never a silent nan or inf.
+Value float_power(double x, double y) {
+  if (x == 0.0 && y < 0.0) value_error("0.0 cannot be raised to a negative power");
+  if (x < 0.0 && std::isfinite(y) && y != std::floor(y))
+    value_error("a negative number to a fractional power is a complex number (", x, " ** ", y, ")");
+  const double r = std::pow(x, y);
+  if (std::isinf(r) && std::isfinite(x) && std::isfinite(y))
+    value_error("numerical result out of range in **");
+  return Value::from_float(r);
+}
+
 }  // namespace
 
 double as_double(const Value& v) {
@@ -160,21 +188,13 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b, std::siz
         const int64_t q = floor_div(x, y);
         return Value::from_int(op == "//" ? q : x - q * y);
       }
-      if (op == "**") {
-        if (y < 0) return Value::from_float(std::pow(static_cast<double>(x), static_cast<double>(y)));
-        int64_t result = 1;
-        for (int64_t i = 0; i < y; ++i) {
-          if (__builtin_mul_overflow(result, x, &result)) value_error("integer overflow in **");
-          if (result == 0 || result == 1) break;
-        }
-        return Value::from_int(result);
-      }
+      if (op == "**") return int_power(x, y);
     } else {
       const double x = as_double(a), y = as_double(b);
       if (op == "+") return Value::from_float(x + y);
       if (op == "-") return Value::from_float(x - y);
       if (op == "*") return Value::from_float(x * y);
-      if (op == "**") return Value::from_float(std::pow(x, y));
+      if (op == "**") return float_power(x, y);
       if (op == "//" || op == "%") {
         if (y == 0) value_error("float division or modulo by zero");
         const double m = std::fmod(x, y);

@@ -8,6 +8,7 @@
 #include "data/tokenizer/tokenizer.h"
 #include "data/tokenizer/tokenizer_class.h"
 #include "data/tokenizer/tokenizer_file.h"
+#include "data/tokenizer/utf8.h"
 #include "runtime/error.h"
 #include "runtime/io/input_file.h"
 #include "runtime/io/json_parse.h"
@@ -124,6 +125,9 @@ std::optional<TokenizerConfig> read_tokenizer_config_in(const std::string& dir) 
     std::ostringstream text;
     text << in.rdbuf();
     cfg.chat_template = text.str();
+    // transformers reads it as UTF-8 text and fails on anything else; so does gtpo, by name.
+    GTPO_CHECK(utf8_valid(cfg.chat_template), "chat template '", jinja_path.string(),
+               "': not valid UTF-8 (a template is UTF-8 text)");
     cfg.chat_template_label = jinja_path.string();
   }
   return cfg;

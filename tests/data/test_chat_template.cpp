@@ -2,13 +2,14 @@
 // fixtures of scripts/reference/chat_templates.py, errors that name the template line, and the limits that
 // keep hostile templates from hanging or crashing.
 #include <catch2/catch.hpp>
-
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "data/chat/chat_template.h"
+#include "data/tokenizer/tokenizer.h"
 #include "runtime/error.h"
 
 using namespace gtpo::data::chat;
@@ -203,4 +204,38 @@ TEST_CASE("chat templates: strftime_now is pinned and conversations convert with
   in.messages = messages;
   CHECK(render_chat("{{ messages[0].content is none }} {{ messages[0].name }} {{ messages[0] | tojson }}", "t", in) ==
         "True bob {\"role\": \"user\", \"content\": null, \"name\": \"bob\"}");
+}
+
+TEST_CASE(
+    "chat templates: filters count their work, numbers match jinja2 or raise, a non-UTF-8 file is refused",
+    "[chat]") {
+  const ChatInput in = one_user();
+  // unique compares each item with those kept: 100,000 distinct items are 5e9 comparisons, over the limit.
+  CHECK_THAT(error_of("{{ range(100000) | unique | list | length }}", "t", in), Contains("steps"));
+  CHECK(render_chat("{{ [3, 1, 3, 2, 1] | unique | join(',') }}", "t", in) == "3,1,2");
+  // int: jinja2 gives Python's int(), big integers included; beyond 64 bits that is an error here, never 0.
+  CHECK_THAT(error_of("{{ 1e30 | int }}", "t", in), Contains("does not fit a 64-bit integer"));
+  CHECK_THAT(error_of("{{ '99999999999999999999' | int }}", "t", in),
+             Contains("does not fit a 64-bit integer"));
+  CHECK_THAT(error_of("{{ (1e308 * 10) | int }}", "t", in), Contains("infinity"));
+  CHECK(
+      render_chat("{{ 'nan' | int }}|{{ ' 12 ' | int }}|{{ 3.7 | int }}|{{ 'x' | int(5) }}|{{ '1e3' | int }}",
+                  "t", in) == "0|12|3|5|1000");
+  // **: Python's results, or its errors (a complex result, 0 to a negative power, overflow), never nan/inf.
+  CHECK_THAT(error_of("{{ (-1) ** 0.5 }}", "t", in), Contains("complex"));
+  CHECK_THAT(error_of("{{ 0 ** -1 }}", "t", in), Contains("negative power"));
+  CHECK_THAT(error_of("{{ 10.0 ** 400 }}", "t", in), Contains("out of range"));
+  CHECK_THAT(error_of("{{ 2 ** 63 }}", "t", in), Contains("overflow"));
+  CHECK(render_chat(
+            "{{ (-1) ** 3 }}|{{ (-2) ** 3 }}|{{ 2 ** 62 }}|{{ 2 ** -1 }}|{{ 1 ** 9223372036854775807 }}", "t",
+            in) == "-1|-8|4611686018427387904|0.5|1");
+  // transformers reads chat_template.jinja as UTF-8 and fails on other bytes; so does gtpo, naming the file.
+  const std::string dir = (std::filesystem::temp_directory_path() / "gtpo_chat_utf8").string();
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(std::string(GTPO_SOURCE_DIR) + "/tests/fixtures/tokenizers/gpt2/tokenizer.json",
+                             dir + "/tokenizer.json", std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir + "/chat_template.jinja") << "\xff\xfe{{ messages[0]['content'] }}";
+  CHECK_THROWS_WITH(gtpo::data::load_tokenizer(dir),
+                    Contains("chat_template.jinja") && Contains("not valid UTF-8"));
+  std::filesystem::remove_all(dir);
 }
