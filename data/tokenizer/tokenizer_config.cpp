@@ -37,20 +37,26 @@ std::optional<bool> read_bool(const nlohmann::json& root, const char* key, const
   return it->get<bool>();
 }
 
-// config.json's "model_type" ("" when absent): AutoTokenizer's choice of class without a tokenizer_class.
-std::string read_model_type(const std::string& path) {
-  io::check_input_file(path, io::kMaxConfigBytes, "model config");
+// The JSON object in PATH; WHAT ("tokenizer config") names it in errors.
+nlohmann::json read_json_object(const std::string& path, const std::string& what) {
+  io::check_input_file(path, io::kMaxConfigBytes, what);
   std::ifstream in(path, std::ios::binary);
-  GTPO_CHECK(in.good(), "model config '", path, "': cannot open");
+  GTPO_CHECK(in.good(), what, " '", path, "': cannot open");
   std::ostringstream buf;
   buf << in.rdbuf();
   nlohmann::json root;
   try {
     root = io::parse_json(buf.str());
   } catch (const nlohmann::json::exception& e) {
-    fail("model config '", path, "': bad JSON: ", e.what());
+    fail(what, " '", path, "': bad JSON: ", e.what());
   }
-  GTPO_CHECK(root.is_object(), "model config '", path, "': expected a JSON object");
+  GTPO_CHECK(root.is_object(), what, " '", path, "': expected a JSON object");
+  return root;
+}
+
+// config.json's "model_type" ("" when absent): AutoTokenizer's choice of class without a tokenizer_class.
+std::string read_model_type(const std::string& path) {
+  const nlohmann::json root = read_json_object(path, "model config");
   auto it = root.find("model_type");
   if (it == root.end() || it->is_null()) return "";
   GTPO_CHECK(it->is_string(), "model config '", path, "': 'model_type' must be a string, found ", it->dump());
@@ -60,18 +66,7 @@ std::string read_model_type(const std::string& path) {
 }  // namespace
 
 TokenizerConfig read_tokenizer_config(const std::string& path) {
-  io::check_input_file(path, io::kMaxConfigBytes, "tokenizer config");
-  std::ifstream in(path, std::ios::binary);
-  GTPO_CHECK(in.good(), context(path), "cannot open");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  nlohmann::json root;
-  try {
-    root = io::parse_json(buf.str());
-  } catch (const nlohmann::json::exception& e) {
-    fail(context(path), "bad JSON: ", e.what());
-  }
-  GTPO_CHECK(root.is_object(), context(path), "expected a JSON object");
+  const nlohmann::json root = read_json_object(path, "tokenizer config");
   TokenizerConfig cfg;
   cfg.bos_token = read_role(root, "bos_token", path);
   cfg.eos_token = read_role(root, "eos_token", path);

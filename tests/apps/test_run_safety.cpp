@@ -81,6 +81,13 @@ std::vector<std::vector<float>> weights_of(const std::string& dir) {
 }
 
 std::string read_log(const std::string& path) { return fs::exists(path) ? io::read_file(path) : ""; }
+
+// Waits (up to 2 minutes) until a running gtpo has written a line to the log at PATH.
+void wait_for_first_line(const std::string& path) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline && read_log(path).empty())
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
 }  // namespace
 
 TEST_CASE("run dir: train refuses a non-empty out_dir, --overwrite starts over, logs are never mixed",
@@ -304,9 +311,7 @@ TEST_CASE("run dir: a second process on a run directory is refused, and a killed
       testing::spawn_gtpo({"train", dir + "/run.yaml", "train.out_dir=" + run, "sft.steps=100000",
                            "train.steps=0", "sft.schedule=constant", "sft.warmup_steps=0"},
                           log);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (std::chrono::steady_clock::now() < deadline && read_log(run + "/sft.jsonl").empty())
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  wait_for_first_line(run + "/sft.jsonl");
   REQUIRE_FALSE(read_log(run + "/sft.jsonl").empty());
   // While it trains: a resume, an overwrite and a fresh start there are refused, naming the holder.
   const std::string holder = "(pid " + std::to_string(first);
@@ -366,9 +371,7 @@ TEST_CASE("signals: SIGTERM during SFT ends the step, checkpoints, exits 143, an
   std::vector<std::string> args = {"train", dir + "/run.yaml", "train.out_dir=" + run, "sft.steps=100000"};
   args.insert(args.end(), common.begin(), common.end());
   const pid_t child = testing::spawn_gtpo(args, log);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (std::chrono::steady_clock::now() < deadline && read_log(run + "/sft.jsonl").empty())
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  wait_for_first_line(run + "/sft.jsonl");
   ::kill(child, SIGTERM);
   CHECK(testing::wait_exit_code(child) == 143);
   const std::string output = read_log(log);
@@ -400,9 +403,7 @@ TEST_CASE("signals: SIGINT during gtpo sft writes the steps done, skips the eval
   const std::string log = dir + "/log.txt";
   const pid_t child = testing::spawn_gtpo(
       {"sft", dir + "/run.yaml", "train.out_dir=" + dir + "/run", "sft.steps=100000", "--out", dir + "/ckpt"}, log);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (std::chrono::steady_clock::now() < deadline && read_log(dir + "/run/sft.jsonl").empty())
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  wait_for_first_line(dir + "/run/sft.jsonl");
   ::kill(child, SIGINT);
   CHECK(testing::wait_exit_code(child) == 130);
   const std::string output = read_log(log);
@@ -420,9 +421,7 @@ TEST_CASE("signals: SIGINT during RL ends the step, exits 130 and reports no aft
       testing::spawn_gtpo({"train", dir + "/run.yaml", "train.out_dir=" + run, "train.steps=100000",
                            "train.checkpoint_every=0", "sft.steps=0", "log.progress=true"},
                           log);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (std::chrono::steady_clock::now() < deadline && read_log(run + "/metrics.jsonl").empty())
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  wait_for_first_line(run + "/metrics.jsonl");
   ::kill(child, SIGINT);
   CHECK(testing::wait_exit_code(child) == 130);
   const std::string output = read_log(log);
