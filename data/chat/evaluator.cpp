@@ -316,6 +316,59 @@ class Renderer {
     }
   }
 
+  // {k: v, ...}: string keys only.
+  Value eval_dict(const Expr& e, Scope& scope) {
+    std::vector<std::pair<std::string, Value>> items;
+    for (std::size_t i = 0; i + 1 < e.args.size(); i += 2) {
+      Value key = eval(*e.args[i], scope);
+      if (!key.is_string())
+        value_error("dict keys must be strings in gtpo's templates, got ", type_name(key));
+      items.emplace_back(std::move(key.text), eval(*e.args[i + 1], scope));
+    }
+    return Value::from_dict(std::move(items));
+  }
+
+  Value eval_call(const Expr& e, Scope& scope) {
+    Value callee = eval(*e.a, scope);
+    CallArgs args = eval_args(e, scope);
+    if (callee.kind != Value::Kind::Callable) {
+      if (callee.is_undefined())
+        value_error("'", callee.text.empty() ? "value" : callee.text,
+                    "' is undefined (called as a function)");
+      value_error("'", type_name(callee), "' object is not callable");
+    }
+    return (*callee.function)(args, e.line);
+  }
+
+  // a < b <= c ...: Python's chained comparison, each operand evaluated once, stopping at the first false.
+  Value eval_compare(const Expr& e, Scope& scope) {
+    Value left = eval(*e.a, scope);
+    for (std::size_t i = 0; i < e.ops.size(); ++i) {
+      Value right = eval(*e.args[i], scope);
+      const std::string& op = e.ops[i];
+      bool ok = false;
+      if (op == "==")
+        ok = equals(left, right);
+      else if (op == "!=")
+        ok = !equals(left, right);
+      else if (op == "<")
+        ok = less(left, right);
+      else if (op == ">")
+        ok = less(right, left);
+      else if (op == "<=")
+        ok = less(left, right) || equals(left, right);
+      else if (op == ">=")
+        ok = less(right, left) || equals(left, right);
+      else if (op == "in")
+        ok = contains(right, left);
+      else
+        ok = !contains(right, left);
+      if (!ok) return Value::from_bool(false);
+      left = std::move(right);
+    }
+    return Value::from_bool(true);
+  }
+
   Value eval_inner(const Expr& e, Scope& scope) {
     using K = Expr::Kind;
     switch (e.kind) {
@@ -326,15 +379,8 @@ class Renderer {
         for (const ExprPtr& a : e.args) items.push_back(eval(*a, scope));
         return Value::from_list(std::move(items), e.is_tuple);
       }
-      case K::Dict: {
-        std::vector<std::pair<std::string, Value>> items;
-        for (std::size_t i = 0; i + 1 < e.args.size(); i += 2) {
-          Value key = eval(*e.args[i], scope);
-          if (!key.is_string()) value_error("dict keys must be strings in gtpo's templates, got ", type_name(key));
-          items.emplace_back(std::move(key.text), eval(*e.args[i + 1], scope));
-        }
-        return Value::from_dict(std::move(items));
-      }
+      case K::Dict:
+        return eval_dict(e, scope);
       case K::GetAttr: return get_attribute(eval(*e.a, scope), e.name);
       case K::GetItem: {
         Value container = eval(*e.a, scope);
@@ -346,16 +392,8 @@ class Renderer {
         const auto start = bound(e.b), stop = bound(e.c), step_value = bound(e.d);
         return slice(container, start, stop, step_value);
       }
-      case K::Call: {
-        Value callee = eval(*e.a, scope);
-        CallArgs args = eval_args(e, scope);
-        if (callee.kind != Value::Kind::Callable) {
-          if (callee.is_undefined())
-            value_error("'", callee.text.empty() ? "value" : callee.text, "' is undefined (called as a function)");
-          value_error("'", type_name(callee), "' object is not callable");
-        }
-        return (*callee.function)(args, e.line);
-      }
+      case K::Call:
+        return eval_call(e, scope);
       case K::Filter: {
         Value v = eval(*e.a, scope);
         CallArgs args = eval_args(e, scope);
@@ -391,25 +429,8 @@ class Renderer {
         Value a = eval(*e.a, scope);
         return truthy(a) ? a : eval(*e.b, scope);
       }
-      case K::Compare: {
-        Value left = eval(*e.a, scope);
-        for (std::size_t i = 0; i < e.ops.size(); ++i) {
-          Value right = eval(*e.args[i], scope);
-          const std::string& op = e.ops[i];
-          bool ok = false;
-          if (op == "==") ok = equals(left, right);
-          else if (op == "!=") ok = !equals(left, right);
-          else if (op == "<") ok = less(left, right);
-          else if (op == ">") ok = less(right, left);
-          else if (op == "<=") ok = less(left, right) || equals(left, right);
-          else if (op == ">=") ok = less(right, left) || equals(left, right);
-          else if (op == "in") ok = contains(right, left);
-          else ok = !contains(right, left);
-          if (!ok) return Value::from_bool(false);
-          left = std::move(right);
-        }
-        return Value::from_bool(true);
-      }
+      case K::Compare:
+        return eval_compare(e, scope);
       case K::Condition:
         if (truthy(eval(*e.b, scope))) return eval(*e.a, scope);
         return e.c ? eval(*e.c, scope) : Value::undefined();

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "data/chat/methods.h"
 #include "data/chat/python_format.h"
@@ -187,11 +188,13 @@ void FilterLimits::charge(uint64_t n) const {
     value_error("the template ran more than ", max_steps, " steps (RenderLimits::max_steps) in a filter");
 }
 
-Value apply_filter(const std::string& name, const Value& v, const CallArgs& args, const FilterLimits& limits) {
-  // Every filter pays for what it walks: the items of a list or mapping, the bytes of a string.
-  if (v.kind == K::List && v.list) limits.charge(v.list->items.size());
-  if (v.kind == K::Dict && v.dict) limits.charge(v.dict->entries.size());
-  if (v.is_string()) limits.charge(v.text.size() / 64);
+namespace {
+
+// Filters of one family (the string filters, tojson, length, default, first/last, join); nullopt when NAME is
+// none of them.
+std::optional<Value> text_and_default_filters(const std::string& name, const Value& v,
+                                              [[maybe_unused]] const CallArgs& args,
+                                              [[maybe_unused]] const FilterLimits& limits) {
   if (name == "safe" || name == "string" || name == "e" || name == "escape" || name == "trim" || name == "upper" ||
       name == "lower" || name == "capitalize" || name == "title") {
     if (name == "safe") return v;
@@ -261,6 +264,13 @@ Value apply_filter(const std::string& name, const Value& v, const CallArgs& args
     }
     return Value::from_string(std::move(out));
   }
+  return std::nullopt;
+}
+
+// Filters of one family (list, items, replace, int, float, abs, round); nullopt when NAME is none of them.
+std::optional<Value> conversion_filters(const std::string& name, const Value& v,
+                                        [[maybe_unused]] const CallArgs& args,
+                                        [[maybe_unused]] const FilterLimits& limits) {
   if (name == "list") return Value::from_list(iterate(v));
   if (name == "items") {
     if (v.is_undefined()) return Value::from_list({});
@@ -313,6 +323,13 @@ Value apply_filter(const std::string& name, const Value& v, const CallArgs& args
     const double scale = std::pow(10.0, static_cast<double>(digits));
     return Value::from_float((method == "ceil" ? std::ceil(x * scale) : std::floor(x * scale)) / scale);
   }
+  return std::nullopt;
+}
+
+// Filters of one family (reverse, sort, unique, map); nullopt when NAME is none of them.
+std::optional<Value> ordering_filters(const std::string& name, const Value& v,
+                                      [[maybe_unused]] const CallArgs& args,
+                                      [[maybe_unused]] const FilterLimits& limits) {
   if (name == "reverse") {
     if (v.is_string()) {
       std::vector<std::string> pieces = code_points(v.text);
@@ -369,6 +386,14 @@ Value apply_filter(const std::string& name, const Value& v, const CallArgs& args
     for (const Value& item : iterate(v)) out.push_back(apply_filter(filter, item, rest, limits));
     return Value::from_list(std::move(out));
   }
+  return std::nullopt;
+}
+
+// Filters of one family (select/reject(attr), indent, sum, min/max, attr, dictsort); nullopt when NAME is
+// none of them.
+std::optional<Value> selection_filters(const std::string& name, const Value& v,
+                                       [[maybe_unused]] const CallArgs& args,
+                                       [[maybe_unused]] const FilterLimits& limits) {
   if (name == "selectattr") return select_items(v, args, true, true);
   if (name == "rejectattr") return select_items(v, args, true, false);
   if (name == "select") return select_items(v, args, false, true);
@@ -421,6 +446,20 @@ Value apply_filter(const std::string& name, const Value& v, const CallArgs& args
     for (auto& [k, val] : entries) out.push_back(Value::from_list({Value::from_string(k), val}, true));
     return Value::from_list(std::move(out));
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Value apply_filter(const std::string& name, const Value& v, const CallArgs& args,
+                   const FilterLimits& limits) {
+  // Every filter pays for what it walks: the items of a list or mapping, the bytes of a string.
+  if (v.kind == K::List && v.list) limits.charge(v.list->items.size());
+  if (v.kind == K::Dict && v.dict) limits.charge(v.dict->entries.size());
+  if (v.is_string()) limits.charge(v.text.size() / 64);
+  for (const auto family :
+       {text_and_default_filters, conversion_filters, ordering_filters, selection_filters})
+    if (std::optional<Value> out = family(name, v, args, limits)) return *std::move(out);
   value_error("no filter named '", name, "'");
 }
 

@@ -55,6 +55,41 @@ std::size_t leading_space_length(std::string_view s) {
 
 }  // namespace
 
+// added_tokens: each on its file id, beside the model tokens (same text where both give one).
+void HfTokenizer::read_added_tokens(const HfJson& added, const JsonPlace& where) {
+  if (!added.is_null() && !added.is_array()) json_fail(where, "must be an array");
+  for (std::size_t i = 0; i < added.size(); ++i) {
+    const JsonPlace at = where.index(i);
+    const HfJson& e = added[i];
+    if (!e.is_object()) json_fail(at, "expected an object");
+    const HfJson& id_json = hf::required_field(e, "id", at);
+    if (!id_json.is_number_unsigned() || id_json.get<uint64_t>() >= (uint64_t{1} << 24)) {
+      json_fail(at, "'id' must be a non-negative integer below 2^24, found ", id_json.dump());
+    }
+    Added a;
+    a.id = id_json.get<int32_t>();
+    a.content = hf::required_string(e, "content", at);
+    if (a.content.empty()) json_fail(at, "empty 'content'");
+    a.single_word = hf::optional_bool(e, "single_word", false, at);
+    a.lstrip = hf::optional_bool(e, "lstrip", false, at);
+    a.rstrip = hf::optional_bool(e, "rstrip", false, at);
+    a.special = hf::optional_bool(e, "special", false, at);
+    a.normalized = hf::optional_bool(e, "normalized", !a.special, at);
+    a.match = a.normalized && normalizer_ ? normalizer_->apply(a.content) : a.content;
+    const auto id = static_cast<std::size_t>(a.id);
+    if (id >= tokens_.size()) tokens_.resize(id + 1);
+    const std::string& model_text = id < model_->tokens().size() ? model_->tokens()[id] : std::string();
+    if (!model_text.empty() && model_text != a.content) {
+      json_fail(at, "added token '", a.content, "' has id ", a.id, ", which 'model.vocab' gives to '",
+                escape_for_log(model_text), "'");
+    }
+    if (model_text.empty() && !tokens_[id].empty()) json_fail(at, "id ", a.id, " is used twice");
+    tokens_[id] = a.content;
+    (a.normalized ? normalized_set_ : raw_set_).push_back(static_cast<int>(added_.size()));
+    added_.push_back(std::move(a));
+  }
+}
+
 std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const HfJson& root, std::string text, const std::string& path) {
   const JsonPlace top{path, ""};
   if (!root.is_object()) json_fail(top, "expected a JSON object, found ", root.type_name());
@@ -90,38 +125,7 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const HfJson& root, std::str
 
   // Vocabulary: model tokens, then added tokens on their file ids.
   tok->tokens_ = tok->model_->tokens();
-  const HfJson& added = field("added_tokens");
-  if (!added.is_null() && !added.is_array()) json_fail(top.child("added_tokens"), "must be an array");
-  for (std::size_t i = 0; i < added.size(); ++i) {
-    const JsonPlace at = top.child("added_tokens").index(i);
-    const HfJson& e = added[i];
-    if (!e.is_object()) json_fail(at, "expected an object");
-    const HfJson& id_json = hf::required_field(e, "id", at);
-    if (!id_json.is_number_unsigned() || id_json.get<uint64_t>() >= (uint64_t{1} << 24)) {
-      json_fail(at, "'id' must be a non-negative integer below 2^24, found ", id_json.dump());
-    }
-    Added a;
-    a.id = id_json.get<int32_t>();
-    a.content = hf::required_string(e, "content", at);
-    if (a.content.empty()) json_fail(at, "empty 'content'");
-    a.single_word = hf::optional_bool(e, "single_word", false, at);
-    a.lstrip = hf::optional_bool(e, "lstrip", false, at);
-    a.rstrip = hf::optional_bool(e, "rstrip", false, at);
-    a.special = hf::optional_bool(e, "special", false, at);
-    a.normalized = hf::optional_bool(e, "normalized", !a.special, at);
-    a.match = a.normalized && tok->normalizer_ ? tok->normalizer_->apply(a.content) : a.content;
-    const auto id = static_cast<std::size_t>(a.id);
-    if (id >= tok->tokens_.size()) tok->tokens_.resize(id + 1);
-    const std::string& model_text = id < tok->model_->tokens().size() ? tok->model_->tokens()[id] : std::string();
-    if (!model_text.empty() && model_text != a.content) {
-      json_fail(at, "added token '", a.content, "' has id ", a.id, ", which 'model.vocab' gives to '",
-                escape_for_log(model_text), "'");
-    }
-    if (model_text.empty() && !tok->tokens_[id].empty()) json_fail(at, "id ", a.id, " is used twice");
-    tok->tokens_[id] = a.content;
-    (a.normalized ? tok->normalized_set_ : tok->raw_set_).push_back(static_cast<int>(tok->added_.size()));
-    tok->added_.push_back(std::move(a));
-  }
+  tok->read_added_tokens(field("added_tokens"), top.child("added_tokens"));
   if (tok->tokens_.empty()) json_fail(top, "the vocabulary is empty");
   for (std::size_t id = 0; id < tok->tokens_.size(); ++id) {
     if (tok->tokens_[id].empty()) json_fail(top, "token ids must be contiguous from 0: id ", id, " has no token");

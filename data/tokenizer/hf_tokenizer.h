@@ -43,6 +43,7 @@ class HfTokenizer final : public Tokenizer {
   };
   HfTokenizer() = default;
   void check_id(int32_t id) const;
+  void read_added_tokens(const hf::HfJson& added, const hf::JsonPlace& where);
   // Splits `text` on the added tokens of `set` (indices into added_), tokenizers' find_matches.
   void split_added(const std::string& text, bool at_start, const std::vector<int>& set,
                    std::vector<hf::Piece>& out) const;
