@@ -35,7 +35,8 @@ std::vector<nlohmann::json> read_lines(const std::string& path) {
   return out;
 }
 
-void compare_with_transformers(const std::string& dir, const std::string& work) {
+void compare_with_transformers(const std::string& dir, const std::string& work,
+                               const std::vector<std::string>& texts = kTexts) {
   const char* python = std::getenv("GTPO_HF_PYTHON");
   if (!python || !*python) {
     FAIL("GTPO_HF_PYTHON is not set: this test runs transformers; export "
@@ -44,7 +45,7 @@ void compare_with_transformers(const std::string& dir, const std::string& work) 
   const std::string in = work + "/in.jsonl", ours = work + "/gtpo.jsonl", theirs = work + "/hf.jsonl";
   {
     std::ofstream f(in);
-    for (const std::string& t : kTexts) f << nlohmann::json{{"text", t}}.dump() << "\n";
+    for (const std::string& t : texts) f << nlohmann::json{{"text", t}}.dump() << "\n";
   }
   REQUIRE(gtpo::testing::call_command({"tokenize", "--tokenizer", dir, "--in", in, "--out", ours},
                                       gtpo::apps::run_tokenize) == 0);
@@ -52,11 +53,11 @@ void compare_with_transformers(const std::string& dir, const std::string& work) 
                           "/scripts/reference/hf_auto_tokenizer.py' '" + dir + "' '" + in + "' '" + theirs + "'";
   REQUIRE(std::system(cmd.c_str()) == 0);
   const auto a = read_lines(ours), b = read_lines(theirs);
-  REQUIRE(a.size() == kTexts.size());
-  REQUIRE(b.size() == kTexts.size());
+  REQUIRE(a.size() == texts.size());
+  REQUIRE(b.size() == texts.size());
   const auto tok = gtpo::data::load_tokenizer(dir);
-  for (std::size_t i = 0; i < kTexts.size(); ++i) {
-    INFO(dir << ": '" << kTexts[i] << "'");
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    INFO(dir << ": '" << texts[i] << "'");
     CHECK(a[i]["ids"] == b[i]["ids"]);
     CHECK(b[i]["vocab"] == tok->vocab_size());  // transformers added no token of its own
     std::vector<int32_t> ids = b[i]["ids"].get<std::vector<int32_t>>();
@@ -118,4 +119,40 @@ TEST_CASE("tokenize: the tokenizer class's add_bos_token / add_eos_token as tran
     gtpo::data::write_tokenizer_config(*tok, copy + "/tokenizer_config.json", 512);
     compare_with_transformers(copy, work);
   }
+}
+
+TEST_CASE("tokenize: Split regexes over texts longer than 16 KiB match transformers",
+          "[tokenize][hf-python]") {
+  // Past 16 KiB OnigRegex tries one start position at a time (so a slow pattern can be stopped); these
+  // patterns see across positions (lookbehind, a 300-character lookahead, line anchors, multi-byte
+  // characters, \G), over long gaps without a match.
+  const std::string work = gtpo::testing::fresh_temp_dir("tokenize_hf_long");
+  const std::string src = std::string(GTPO_SOURCE_DIR) + "/tests/fixtures/tokenizers/qwen2";
+  auto j = nlohmann::json::parse(std::ifstream(src + "/tokenizer.json"));
+  auto split = [](const std::string& regex) {
+    return nlohmann::json{
+        {"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Isolated"}, {"invert", false}};
+  };
+  auto& steps = j["pre_tokenizer"]["pretokenizers"];
+  steps = nlohmann::json::array({split("\\Gz+"), split("(?<=q)\\d+"), split("x(?=[^x]{300,400}y)"),
+                                 split("^#|!$"), split("é+|😀"), steps[0], steps[1]});
+  const std::string dir = work + "/split";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/tokenizer.json") << j.dump();
+  std::filesystem::copy_file(src + "/tokenizer_config.json", dir + "/tokenizer_config.json");
+  const std::vector<std::string> pieces = {"a",   " ",   "q123", "é",       "x", "y",
+                                           "\n#", "!\n", "😀",    "ab cd, ", "z"};
+  std::vector<std::string> texts;
+  uint32_t state = 7;
+  for (int t = 0; t < 6; ++t) {
+    std::string text = t % 2 ? "zzz" : "";
+    while (text.size() < 17000 + 3000 * static_cast<std::size_t>(t)) {
+      state = state * 1103515245u + 12345u;
+      const std::string& piece = pieces[(state >> 16) % pieces.size()];
+      const std::size_t repeat = (state >> 8) % 4 == 0 ? 1 + (state >> 4) % 700 : 1;  // long runs too
+      for (std::size_t r = 0; r < repeat; ++r) text += piece;
+    }
+    texts.push_back(text);
+  }
+  compare_with_transformers(dir, work, texts);
 }

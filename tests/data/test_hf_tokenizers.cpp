@@ -177,6 +177,19 @@ TEST_CASE("hf tokenizers: unsupported components are errors naming the component
   refuse([](auto& j) { j["truncation"] = {{"max_length", 8}}; }, "truncation: must be null");
 }
 
+TEST_CASE("hf tokenizers: a Split regex that backtracks over long text stops with an error naming it",
+          "[hf-tokenizer]") {
+  // a(?=.*b) rescans the rest of the text at every 'a': 256 KiB of them would run for minutes, in tokenizers
+  // too. The search stops once it has run for OnigRegex::search_time_limit (2.25 s here).
+  auto j = nlohmann::json::parse(fixture_json("llama3"));
+  j["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "a(?=.*b)";
+  const auto tok = parse_tokenizer(j.dump(), "x/tokenizer.json");
+  CHECK(tok->encode("aab ab") == tok->encode("aab ab"));  // short text: fine
+  CHECK_THROWS_WITH(tok->encode(std::string(256 * 1024, 'a')),
+                    Contains("x/tokenizer.json") && Contains("pre_tokenizer.pretokenizers[0]") &&
+                        Contains("regex 'a(?=.*b)' ran for more than 2.3 s on 262144 bytes of text"));
+}
+
 TEST_CASE("hf tokenizers: save writes the file as loaded, and loading it again gives the same ids", "[hf-tokenizer]") {
   const std::vector<std::string> strings = fixture_strings();
   for (const char* layout : kLayouts) {
