@@ -8,10 +8,6 @@ FlagSpec device_flag(const std::string& default_text) {
   return {"--device", true, "cpu or cuda: where the model runs (default " + default_text + ")"};
 }
 
-FlagSpec precision_flag() {
-  return {"--precision", true, "GEMM precision: fp32 (default), tf32 or bf16 (tf32/bf16: --device cuda only)"};
-}
-
 Device parse_device(const std::string& flag, const std::string& value) {
   if (value == "cpu") return Device::cpu;
   if (value == "cuda") return Device::cuda;

@@ -10,8 +10,6 @@ namespace gtpo::apps {
 
 // "--device cpu|cuda": the help text names the default and where it comes from.
 FlagSpec device_flag(const std::string& default_text);
-// "--precision fp32|tf32|bf16".
-FlagSpec precision_flag();
 
 // The value of FLAG as a device / precision; errors name the flag, the value and the valid words.
 Device parse_device(const std::string& flag, const std::string& value);

@@ -107,12 +107,6 @@ int64_t require_int(const JsonLine& where, const std::string& key) {
   return v.get<int64_t>();
 }
 
-double require_number(const JsonLine& where, const std::string& key) {
-  const auto& v = require_field(where, key);
-  if (!v.is_number()) wrong_type(where, key, "a number", v);
-  return v.get<double>();
-}
-
 bool require_bool(const JsonLine& where, const std::string& key) {
   const auto& v = require_field(where, key);
   if (!v.is_boolean()) wrong_type(where, key, "a boolean", v);

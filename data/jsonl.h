@@ -47,7 +47,6 @@ template <typename... Parts>
 const nlohmann::json& require_field(const JsonLine& where, const std::string& key);
 std::string require_string(const JsonLine& where, const std::string& key);
 int64_t require_int(const JsonLine& where, const std::string& key);
-double require_number(const JsonLine& where, const std::string& key);
 bool require_bool(const JsonLine& where, const std::string& key);
 const nlohmann::json& require_array(const JsonLine& where, const std::string& key);
 

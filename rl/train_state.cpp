@@ -150,11 +150,4 @@ void load_reference_weights(const std::string& dir, model::Transformer& referenc
   model::load_weights(reference, io::SafetensorsFile::load(ref_path), ref_path);
 }
 
-TrainProgress load_train_state(const std::string& dir, optim::AdamW& optimizer, model::Transformer* reference) {
-  TrainProgress p = read_train_progress(dir);
-  load_optimizer_state(dir, optimizer);
-  if (reference) load_reference_weights(dir, *reference);
-  return p;
-}
-
 }  // namespace gtpo::rl

@@ -49,8 +49,5 @@ TrainProgress read_train_progress(const std::string& checkpoint_dir);
 // model::load_weights.
 void load_optimizer_state(const std::string& checkpoint_dir, optim::AdamW& optimizer);
 void load_reference_weights(const std::string& checkpoint_dir, model::Transformer& reference);
-// All three, with the RL optimiser (a checkpoint written after SFT).
-TrainProgress load_train_state(const std::string& checkpoint_dir, optim::AdamW& optimizer,
-                               model::Transformer* reference);
 
 }  // namespace gtpo::rl

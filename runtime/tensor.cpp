@@ -120,12 +120,6 @@ float* Tensor::mutable_data() const {
   return p;
 }
 
-int32_t* Tensor::mutable_data_i32() const {
-  int32_t* p = data_i32();
-  impl_->storage->version++;
-  return p;
-}
-
 std::vector<float> Tensor::to_vector() const {
   std::vector<float> out(static_cast<size_t>(numel()));
   backend().copy_to_host(out.data(), data(), out.size() * sizeof(float));

@@ -78,7 +78,6 @@ class Tensor {
   // (optimiser, grad clip, KV cache, sampler) goes through these; nothing bumps a version by hand.
   void* mutable_raw_data() const;
   float* mutable_data() const;
-  int32_t* mutable_data_i32() const;
 
   // ---- copies and views (none of these record autograd) --------------------------------------
   Tensor to(Device device) const;

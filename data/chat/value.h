@@ -48,7 +48,6 @@ struct Value {
   bool is_none() const { return kind == Kind::None; }
   bool is_string() const { return kind == Kind::String; }
   bool is_number() const { return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool; }
-  bool is_mapping() const { return kind == Kind::Dict; }
   const std::vector<Value>& items() const;  // List only
   std::size_t depth() const;                // nesting depth of lists/dicts (1 for scalars)
 };

@@ -9,12 +9,6 @@ namespace gtpo::data {
 
 const char* split_name(Split split) { return split == Split::train ? "train" : "test"; }
 
-Split parse_split(std::string_view name) {
-  if (name == "train") return Split::train;
-  if (name == "test") return Split::test;
-  fail("unknown split '", name, "' (valid: train, test)");
-}
-
 Split Task::split_of_key(std::string_view key) const {
   // The salt is fixed forever: changing it would silently move problems between splits.
   const uint64_t h = hash_combine(hash_string(name()), hash_string(key)) ^ 0x5EED5EED5EED5EEDULL;

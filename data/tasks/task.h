@@ -17,7 +17,6 @@ namespace gtpo::data {
 enum class Split { train, test };
 
 const char* split_name(Split split);
-Split parse_split(std::string_view name);  // "train" | "test", else gtpo::Error
 
 struct Problem {
   std::string task;                // name of the task that made it ("jsonl" for datasets)

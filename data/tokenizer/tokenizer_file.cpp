@@ -6,12 +6,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "runtime/error.h"
-#include "runtime/io/input_file.h"
-#include "runtime/io/json_parse.h"
 
 namespace gtpo::data {
 namespace {
@@ -23,20 +19,6 @@ const char* type_name(const Json& j) { return j.type_name(); }
 }  // namespace
 
 std::string file_context(const std::string& path) { return "tokenizer file '" + path + "': "; }
-
-Json read_json_file(const std::string& path) {
-  io::check_input_file(path, io::kMaxConfigBytes, "tokenizer file");
-  std::ifstream in(path, std::ios::binary);
-  GTPO_CHECK(in.good(), file_context(path), "cannot open: ", std::strerror(errno));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  GTPO_CHECK(!in.bad(), file_context(path), "read error");
-  try {
-    return io::parse_json<Json>(buffer.str());
-  } catch (const nlohmann::json::exception& e) {
-    fail(file_context(path), "bad JSON: ", e.what());
-  }
-}
 
 void write_file_atomic(const std::string& path, std::string_view content) {
   const std::string tmp = path + ".tmp";

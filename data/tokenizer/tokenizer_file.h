@@ -9,9 +9,6 @@ namespace gtpo::data {
 
 using Json = nlohmann::ordered_json;  // ordered so written files list vocab entries in id order
 
-// Parses the file; a missing file or bad JSON is a gtpo::Error naming the path.
-Json read_json_file(const std::string& path);
-
 // Writes path.tmp, fsyncs it, renames it over path, then fsyncs the directory.
 void write_file_atomic(const std::string& path, std::string_view content);
 

@@ -39,7 +39,6 @@ CudaBackend::CudaBackend(int device_index)
           },
           [](void* ptr) { cudaFree(ptr); }) {
   GTPO_CUDA_CHECK(cudaSetDevice(device_index_));
-  GTPO_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors_, cudaDevAttrMultiProcessorCount, device_index_));
   cudaStream_t stream = nullptr;
   GTPO_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   stream_ = stream;

@@ -94,14 +94,12 @@ class CudaBackend final : public Backend {
   CUstream_st* stream() const { return stream_; }
   cublasContext* cublas() const { return cublas_; }
   int device_index() const { return device_index_; }
-  int multiprocessor_count() const { return multiprocessors_; }
   // Device scratch valid until the next call to scratch(): one primitive at a time uses it, and the
   // single stream orders the reuse. Grows, never shrinks.
   void* scratch(size_t bytes);
 
  private:
   int device_index_ = 0;
-  int multiprocessors_ = 0;
   CUstream_st* stream_ = nullptr;
   cublasContext* cublas_ = nullptr;
   void* cublas_workspace_ = nullptr;

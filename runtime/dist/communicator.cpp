@@ -68,21 +68,6 @@ std::unique_ptr<Communicator> make_communicator(double timeout_s) {
 #endif
 }
 
-std::vector<double> sum_in_rank_order(Communicator& comm, const std::vector<double>& values, const char* what) {
-  if (comm.size() == 1) return values;
-  ByteWriter w;
-  w.put_vector(values);
-  std::vector<double> sum(values.size(), 0.0);
-  for (const std::vector<uint8_t>& part : comm.allgather(w.bytes(), what)) {
-    ByteReader r(part);
-    const std::vector<double> v = r.get_vector<double>();
-    GTPO_CHECK(v.size() == sum.size(), "collective '", what, "': ranks disagree on the length (", v.size(), " vs ",
-               sum.size(), ")");
-    for (std::size_t i = 0; i < v.size(); ++i) sum[i] += v[i];
-  }
-  return sum;
-}
-
 bool any_rank(Communicator& comm, bool flag, const char* what) {
   if (comm.size() == 1) return flag;
   for (const std::vector<uint8_t>& part : comm.allgather({static_cast<uint8_t>(flag)}, what))

@@ -51,8 +51,6 @@ void register_device_communicator(DeviceCommunicatorFactory factory);
 // ranks and a factory is registered. A CPU run in a CUDA build never touches the driver.
 std::unique_ptr<Communicator> make_device_communicator(double timeout_s, bool on_device);
 
-// Sums of VALUES over ranks, element by element, added in rank order (0, 1, ...) on every rank.
-std::vector<double> sum_in_rank_order(Communicator& comm, const std::vector<double>& values, const char* what);
 // True on every rank when FLAG is true on any rank.
 bool any_rank(Communicator& comm, bool flag, const char* what);
 // The contiguous share [first, last) of COUNT work items that RANK of SIZE gets (sizes differ by <= 1).

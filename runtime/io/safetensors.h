@@ -79,10 +79,6 @@ class SafetensorsWriter {
   // Any known dtype; `bytes` (little-endian, C order) is copied and must be numel * dtype size long.
   void add_raw(const std::string& name, const std::string& dtype, const std::vector<int64_t>& shape,
                std::string_view bytes);
-  // Like add_raw but keeps only a view: `bytes` must stay alive and unchanged until the last write/serialize.
-  // For large checkpoints, so the weights are not copied once more before they reach the disk.
-  void add_borrowed(const std::string& name, const std::string& dtype, const std::vector<int64_t>& shape,
-                    std::string_view bytes);
   void set_metadata(const std::string& key, const std::string& value);
 
   // The whole file in memory.
@@ -95,10 +91,8 @@ class SafetensorsWriter {
     std::string name;
     std::string dtype;
     std::vector<int64_t> shape;
-    std::string owned;
-    std::string_view borrowed;
-    bool is_owned = true;
-    std::string_view data() const { return is_owned ? std::string_view(owned) : borrowed; }
+    std::string bytes;
+    std::string_view data() const { return bytes; }
   };
   void add(Pending pending);
   template <typename Sink>

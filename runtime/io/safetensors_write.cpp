@@ -52,15 +52,15 @@ void SafetensorsWriter::add(Pending p) {
 
 void SafetensorsWriter::add_f32(const std::string& name, const std::vector<int64_t>& shape,
                                 std::span<const float> values, std::string_view store_as) {
-  Pending p{name, std::string(store_as), shape, {}, {}, true};
+  Pending p{name, std::string(store_as), shape, {}};
   if (store_as == "F32") {
-    p.owned.assign(reinterpret_cast<const char*>(values.data()), values.size_bytes());
+    p.bytes.assign(reinterpret_cast<const char*>(values.data()), values.size_bytes());
   } else if (store_as == "F16" || store_as == "BF16") {
-    p.owned.reserve(values.size() * 2);
-    for (float v : values) append_le(p.owned, store_as == "F16" ? f32_to_f16(v) : f32_to_bf16(v));
+    p.bytes.reserve(values.size() * 2);
+    for (float v : values) append_le(p.bytes, store_as == "F16" ? f32_to_f16(v) : f32_to_bf16(v));
   } else if (store_as == "F64") {
-    p.owned.reserve(values.size() * 8);
-    for (float v : values) append_le(p.owned, static_cast<double>(v));
+    p.bytes.reserve(values.size() * 8);
+    for (float v : values) append_le(p.bytes, static_cast<double>(v));
   } else {
     fail("safetensors writer: tensor '", name, "': add_f32 stores only F32, F16, BF16 or F64, not '",
          store_as, "'");
@@ -70,12 +70,7 @@ void SafetensorsWriter::add_f32(const std::string& name, const std::vector<int64
 
 void SafetensorsWriter::add_raw(const std::string& name, const std::string& dtype,
                                 const std::vector<int64_t>& shape, std::string_view bytes) {
-  add(Pending{name, dtype, shape, std::string(bytes), {}, true});
-}
-
-void SafetensorsWriter::add_borrowed(const std::string& name, const std::string& dtype,
-                                     const std::vector<int64_t>& shape, std::string_view bytes) {
-  add(Pending{name, dtype, shape, {}, bytes, false});
+  add(Pending{name, dtype, shape, std::string(bytes)});
 }
 
 void SafetensorsWriter::set_metadata(const std::string& key, const std::string& value) {

@@ -30,7 +30,4 @@ inline void check_rank_at_least(const char* op, const Tensor& t, int64_t rank, c
   GTPO_CHECK(t.rank() >= rank, op, ": argument '", arg, "' needs rank >= ", rank, ", got ", t.describe());
 }
 
-// Rows and cols of a tensor viewed as [prod(leading dims), last dim].
-inline int64_t leading_rows(const Tensor& t) { return t.rank() == 0 ? 1 : t.numel() / t.size(-1); }
-
 }  // namespace gtpo::ops::detail

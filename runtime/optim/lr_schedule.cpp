@@ -8,11 +8,6 @@
 
 namespace gtpo::optim {
 
-namespace {
-constexpr LrScheduleKind kAllKinds[] = {LrScheduleKind::constant, LrScheduleKind::constant_with_warmup,
-                                        LrScheduleKind::cosine};
-}  // namespace
-
 const char* lr_schedule_kind_name(LrScheduleKind kind) {
   switch (kind) {
     case LrScheduleKind::constant: return "constant";
@@ -20,12 +15,6 @@ const char* lr_schedule_kind_name(LrScheduleKind kind) {
     case LrScheduleKind::cosine: return "cosine";
   }
   return "?";
-}
-
-LrScheduleKind parse_lr_schedule_kind(const std::string& name) {
-  for (LrScheduleKind k : kAllKinds)
-    if (name == lr_schedule_kind_name(k)) return k;
-  fail("lr schedule: unknown kind '", name, "'; valid kinds: constant, constant_with_warmup, cosine");
 }
 
 LrSchedule::LrSchedule(LrScheduleOptions o) : options_(o) {

@@ -16,9 +16,8 @@ enum class LrScheduleKind {
                          // total_steps; min LR after that
 };
 
-// Names as HF transformers spells them: "constant", "constant_with_warmup", "cosine". An unknown name
-// throws gtpo::Error listing the valid ones.
-LrScheduleKind parse_lr_schedule_kind(const std::string& name);
+// Names as HF transformers spells them: "constant", "constant_with_warmup", "cosine" (the config reads
+// them through rl::schedule_codec).
 const char* lr_schedule_kind_name(LrScheduleKind kind);
 
 struct LrScheduleOptions {

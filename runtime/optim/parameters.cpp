@@ -56,10 +56,6 @@ size_t ParameterStore::index_of(const std::string& name) const {
 
 const Parameter& ParameterStore::entry(const std::string& name) const { return params_[index_of(name)]; }
 
-void ParameterStore::set_weight_decay(const std::string& name, bool enabled) {
-  params_[index_of(name)].weight_decay = enabled;
-}
-
 std::vector<std::string> ParameterStore::names() const {
   std::vector<std::string> out;
   out.reserve(params_.size());

@@ -38,7 +38,6 @@ class ParameterStore {
   const Parameter& entry(const std::string& name) const;
   size_t index_of(const std::string& name) const;
 
-  void set_weight_decay(const std::string& name, bool enabled);
   bool weight_decay(const std::string& name) const { return entry(name).weight_decay; }
 
   // Registration order.

@@ -142,8 +142,7 @@ TEST_CASE("safetensors writer output is byte-exact against a hand-built file") {
   SafetensorsWriter w;
   w.add_f32("weight", {2}, std::vector<float>{1.0f, -2.0f});
   w.add_raw("mask", "U8", {3}, std::string("\x01\x00\x01", 3));
-  const std::string bias = raw_bytes<float>({0.5f});  // borrowed: must outlive serialize()
-  w.add_borrowed("bias", "F32", {1}, bias);
+  w.add_raw("bias", "F32", {1}, raw_bytes<float>({0.5f}));
   w.set_metadata("format", "pt");
 
   // F32 tensors first (by name), then U8; metadata first; compact JSON; spaces to a multiple of 8.
