@@ -269,141 +269,178 @@ TrainSummary Trainer::run(const RunSegment& segment) {
   }
 }
 
-TrainSummary Trainer::run_unchecked(const RunSegment& segment, std::string& last_checkpoint) {
-  namespace fs = std::filesystem;
-  const bool resume = segment.resume;
-  const std::string& out_dir = c_.train.out_dir;
-  const std::string config_yaml = resolved_config_yaml(c_);
-  const bool writer = comm_.writer();  // rank 0 of a data-parallel run; the other ranks write nothing
-  if (!resume && writer) require_fresh_run_directory(out_dir);
-  if (writer) io::make_directories(out_dir, "train.out_dir");
-  TrainSummary summary;
-  optim::AdamW optimizer(policy_.parameters(), adam_options(c_.optim));
+// One segment's state, shared by the phases below: the run directory, the optimisers, the progress that a
+// checkpoint saves, the logs, and what the RL loop has measured so far.
+struct Trainer::Run {
+  Run(const Trainer& t, const RunSegment& segment, std::string& last_checkpoint)
+      : segment(segment),
+        out_dir(t.c_.train.out_dir),
+        config_yaml(resolved_config_yaml(t.c_)),
+        writer(t.comm_.writer()),
+        last_checkpoint(last_checkpoint),
+        optimizer(t.policy_.parameters(), adam_options(t.c_.optim)),
+        reference(t.c_.rl.kl_coef != 0.0
+                      ? std::make_unique<model::Transformer>(t.policy_.config(), t.policy_.device())
+                      : nullptr),
+        sft_optimizer(t.policy_.parameters(), sft_adam_options(t.c_)) {
+    progress.seed = t.c_.train.seed;
+  }
+
+  const RunSegment& segment;
+  const std::string& out_dir;
+  const std::string config_yaml;
+  const bool writer;  // rank 0 of a data-parallel run
+  std::string& last_checkpoint;
+  optim::AdamW optimizer;  // the RL updates'
   std::unique_ptr<model::Transformer> reference;
-  if (c_.rl.kl_coef != 0.0) reference = std::make_unique<model::Transformer>(policy_.config(), policy_.device());
-
-  // SFT has its own optimiser; a run stopped during SFT saves and resumes its state.
-  optim::AdamW sft_optimizer(policy_.parameters(), sft_adam_options(c_));
+  optim::AdamW sft_optimizer;  // SFT has its own; a run stopped during SFT saves and resumes its state
   TrainProgress progress;
-  progress.seed = c_.train.seed;
-  if (resume) {
-    auto latest = latest_checkpoint(out_dir);
-    GTPO_CHECK(latest.has_value(), "--resume: ", out_dir, " has no checkpoint (checkpoints/latest is missing)");
-    progress = read_train_progress(*latest);
-    GTPO_CHECK(progress.seed == c_.train.seed, "--resume: the checkpoint was trained with train.seed ",
-               progress.seed, " but the config says ", c_.train.seed);
-    if (progress.sft_done && progress.step >= c_.train.steps) {  // evaluated and saved already: nothing to do
-      summary.already_complete = true;
-      summary.steps = progress.step;
-      summary.sft_steps = c_.sft.steps;
-      summary.accuracy_before_rl = progress.start_accuracy;
-      summary.checkpoint = *latest;
-      return summary;
-    }
-    const std::string weights = *latest + "/model.safetensors";
-    model::load_weights(policy_, io::SafetensorsFile::load(weights), weights);
-    load_optimizer_state(*latest, progress.sft_done ? optimizer : sft_optimizer);
-    if (reference) load_reference_weights(*latest, *reference);
-    last_checkpoint = *latest;
-    log_progress("resumed from " + *latest +
-                 (progress.sft_done ? " at step " + std::to_string(progress.step)
-                                    : " at SFT step " + std::to_string(progress.sft_step)));
+  TrainSummary summary;
+  JsonlLog metrics_log, eval_log, samples_log;
+  // The RL loop's view of the latest greedy accuracy, and its console.
+  double last_accuracy = -1.0;
+  int64_t last_accuracy_step = -1;
+  bool evaluated_last = false;
+  HealthMonitor health;
+  Clock::time_point t_loop;
+  int64_t first_step = 0;
+};
+
+TrainSummary Trainer::run_unchecked(const RunSegment& segment, std::string& last_checkpoint) {
+  // A new run needs an empty or absent directory; rank 0 alone creates it (the other ranks write nothing).
+  if (!segment.resume && comm_.writer()) require_fresh_run_directory(c_.train.out_dir);
+  if (comm_.writer()) io::make_directories(c_.train.out_dir, "train.out_dir");
+  Run run(*this, segment, last_checkpoint);
+  if (segment.resume && !resume_from_latest(run)) return run.summary;
+  open_logs(run);
+  if (!run.progress.sft_done && !warm_start(run)) return run.summary;
+  run.summary.accuracy_before_rl = run.progress.start_accuracy;
+  run.summary.sft_steps = c_.sft.steps;
+  rl_phase(run);
+  return run.summary;
+}
+
+bool Trainer::resume_from_latest(Run& run) {
+  auto latest = latest_checkpoint(run.out_dir);
+  GTPO_CHECK(latest.has_value(), "--resume: ", run.out_dir,
+             " has no checkpoint (checkpoints/latest is missing)");
+  TrainProgress& progress = run.progress;
+  progress = read_train_progress(*latest);
+  GTPO_CHECK(progress.seed == c_.train.seed, "--resume: the checkpoint was trained with train.seed ",
+             progress.seed, " but the config says ", c_.train.seed);
+  if (progress.sft_done && progress.step >= c_.train.steps) {  // evaluated and saved already: nothing to do
+    run.summary.already_complete = true;
+    run.summary.steps = progress.step;
+    run.summary.sft_steps = c_.sft.steps;
+    run.summary.accuracy_before_rl = progress.start_accuracy;
+    run.summary.checkpoint = *latest;
+    return false;
   }
-  if (writer) record_segment(out_dir, config_yaml, segment, progress);
-  const int64_t keep = resume ? progress.step : 0;
-  auto log_file = [&](const char* name) { return writer ? JsonlLog(out_dir + name, keep) : JsonlLog(); };
-  JsonlLog metrics_log = log_file("/metrics.jsonl");
-  JsonlLog eval_log = log_file("/eval.jsonl");
-  JsonlLog samples_log = log_file("/samples.jsonl");
+  const std::string weights = *latest + "/model.safetensors";
+  model::load_weights(policy_, io::SafetensorsFile::load(weights), weights);
+  load_optimizer_state(*latest, progress.sft_done ? run.optimizer : run.sft_optimizer);
+  if (run.reference) load_reference_weights(*latest, *run.reference);
+  run.last_checkpoint = *latest;
+  log_progress("resumed from " + *latest +
+               (progress.sft_done ? " at step " + std::to_string(progress.step)
+                                  : " at SFT step " + std::to_string(progress.sft_step)));
+  return true;
+}
 
-  auto save_checkpoint = [&](const optim::AdamW& in_use, const char* phase, int64_t step) {
-    check_weights_finite(policy_, phase, step);
-    if (!writer) return last_checkpoint;
-    last_checkpoint = save_train_checkpoint(out_dir, policy_, tokenizer_, in_use, reference.get(), progress, config_yaml);
-    if (c_.train.keep_checkpoints > 0) prune_checkpoints(out_dir, c_.train.keep_checkpoints);
-    return last_checkpoint;
+// config.yaml and segments.jsonl say what this segment runs; a resumed run's logs keep their lines up to
+// the checkpoint's step (what came after it is redone).
+void Trainer::open_logs(Run& run) {
+  if (run.writer) record_segment(run.out_dir, run.config_yaml, run.segment, run.progress);
+  const int64_t keep = run.segment.resume ? run.progress.step : 0;
+  auto log_file = [&](const char* name) {
+    return run.writer ? JsonlLog(run.out_dir + name, keep) : JsonlLog();
   };
-  // Evaluation is rank 0's (it changes no training state); the other ranks wait at the next collective.
-  auto run_eval = [&](int64_t step, const char* label) {
-    if (!writer) return EvalResult{};
-    const EvalOptions eo = eval_options(c_);
-    EvalResult e;
-    try {
-      e = evaluate(policy_, tokenizer_, source_, eo);
-    } catch (const NonFiniteError& err) {
-      std::string what = err.what();
-      if (what.rfind("eval: ", 0) == 0) what = what.substr(6);
-      throw NonFiniteError("eval at RL step " + std::to_string(step) + ": " + what);
-    }
-    eval_log.write(eval_json(step, e));
-    std::string line = std::string("eval ") + label + " (step " + std::to_string(step) + "): greedy accuracy " +
-                       std::to_string(e.greedy_accuracy).substr(0, 5) + " on " + std::to_string(e.problems) + " test problems";
-    for (const auto& [k, v] : e.pass_at_k) line += ", pass@" + std::to_string(k) + " " + std::to_string(v).substr(0, 5);
-    log_progress(line + " (" + std::to_string(e.seconds).substr(0, 4) + "s)");
-    return e;
-  };
+  run.metrics_log = log_file("/metrics.jsonl");
+  run.eval_log = log_file("/eval.jsonl");
+  run.samples_log = log_file("/samples.jsonl");
+}
 
-  // ---- supervised warm start -------------------------------------------------------------------
-  if (!progress.sft_done) {
-    if (c_.sft.steps > 0) {
-      JsonlLog sft_log = writer ? JsonlLog(out_dir + "/sft.jsonl", progress.sft_step) : JsonlLog();
-      log_progress("sft: " + std::to_string(c_.sft.steps) + " steps of " + std::to_string(c_.sft.batch_size) +
-                   " reference solutions");
-      const auto on_sft_step = [&](const SftStep& s) {
-        nlohmann::json line = sft_step_json(s);
-        if (writer && c_.sft.eval_every > 0 && s.step % c_.sft.eval_every == 0 && s.step != c_.sft.steps) {
-          EvalOptions greedy_only = eval_options(c_);
-          greedy_only.k = 0;
-          line["eval_greedy_accuracy"] = evaluate(policy_, tokenizer_, source_, greedy_only).greedy_accuracy;
-        }
-        sft_log.write(line);
-        if (sft_line_due(s, c_.sft.steps)) log_progress(format_sft_line(s, c_.sft.steps));
-      };
-      continue_sft(policy_, tokenizer_, source_, c_, sft_optimizer, progress.sft_step, progress.cursor, on_sft_step,
-                   stop_requested);
-    }
-    if (stop_requested()) {  // during SFT: save it as it stands (resumable), measure nothing more
-      summary.interrupted = true;
-      summary.stop_signal = stop_signal();
-      summary.sft_steps = progress.sft_step;
-      summary.checkpoint = save_checkpoint(sft_optimizer, "sft", progress.sft_step);
-      return summary;  // the caller prints the checkpoint
-    }
-    progress.sft_done = true;
-    if (reference) {  // the frozen reference is the policy RL starts from
-      for (const optim::Parameter& p : policy_.parameters())
-        reference->parameters().get(p.name).copy_(p.tensor.detach());
-    }
-    if (c_.eval.before_rl) progress.start_accuracy = run_eval(0, "before RL").greedy_accuracy;
+std::string Trainer::save_checkpoint(Run& run, const optim::AdamW& in_use, const char* phase, int64_t step) {
+  check_weights_finite(policy_, phase, step);
+  if (!run.writer) return run.last_checkpoint;
+  run.last_checkpoint = save_train_checkpoint(run.out_dir, policy_, tokenizer_, in_use, run.reference.get(),
+                                              run.progress, run.config_yaml);
+  if (c_.train.keep_checkpoints > 0) prune_checkpoints(run.out_dir, c_.train.keep_checkpoints);
+  return run.last_checkpoint;
+}
+
+// Evaluation is rank 0's (it changes no training state); the other ranks wait at the next collective.
+EvalResult Trainer::run_eval(Run& run, int64_t step, const char* label) {
+  if (!run.writer) return EvalResult{};
+  const EvalOptions eo = eval_options(c_);
+  EvalResult e;
+  try {
+    e = evaluate(policy_, tokenizer_, source_, eo);
+  } catch (const NonFiniteError& err) {
+    std::string what = err.what();
+    if (what.rfind("eval: ", 0) == 0) what = what.substr(6);
+    throw NonFiniteError("eval at RL step " + std::to_string(step) + ": " + what);
   }
-  summary.accuracy_before_rl = progress.start_accuracy;
-  summary.sft_steps = c_.sft.steps;
+  run.eval_log.write(eval_json(step, e));
+  std::string line = std::string("eval ") + label + " (step " + std::to_string(step) + "): greedy accuracy " +
+                     std::to_string(e.greedy_accuracy).substr(0, 5) + " on " + std::to_string(e.problems) +
+                     " test problems";
+  for (const auto& [k, v] : e.pass_at_k)
+    line += ", pass@" + std::to_string(k) + " " + std::to_string(v).substr(0, 5);
+  log_progress(line + " (" + std::to_string(e.seconds).substr(0, 4) + "s)");
+  return e;
+}
 
-  // ---- RL --------------------------------------------------------------------------------------
+// The supervised warm start, then the reference copy and the accuracy RL starts from. False when a stop
+// request ended it: the SFT state is saved as it stands (resumable) and nothing more is measured.
+bool Trainer::warm_start(Run& run) {
+  TrainProgress& progress = run.progress;
+  if (c_.sft.steps > 0) {
+    JsonlLog sft_log = run.writer ? JsonlLog(run.out_dir + "/sft.jsonl", progress.sft_step) : JsonlLog();
+    log_progress("sft: " + std::to_string(c_.sft.steps) + " steps of " + std::to_string(c_.sft.batch_size) +
+                 " reference solutions");
+    const auto on_sft_step = [&](const SftStep& s) {
+      nlohmann::json line = sft_step_json(s);
+      if (run.writer && c_.sft.eval_every > 0 && s.step % c_.sft.eval_every == 0 && s.step != c_.sft.steps) {
+        EvalOptions greedy_only = eval_options(c_);
+        greedy_only.k = 0;
+        line["eval_greedy_accuracy"] = evaluate(policy_, tokenizer_, source_, greedy_only).greedy_accuracy;
+      }
+      sft_log.write(line);
+      if (sft_line_due(s, c_.sft.steps)) log_progress(format_sft_line(s, c_.sft.steps));
+    };
+    continue_sft(policy_, tokenizer_, source_, c_, run.sft_optimizer, progress.sft_step, progress.cursor,
+                 on_sft_step, stop_requested);
+  }
+  if (stop_requested()) {
+    run.summary.interrupted = true;
+    run.summary.stop_signal = stop_signal();
+    run.summary.sft_steps = progress.sft_step;
+    run.summary.checkpoint = save_checkpoint(run, run.sft_optimizer, "sft", progress.sft_step);
+    return false;  // the caller prints the checkpoint
+  }
+  progress.sft_done = true;
+  if (run.reference) {  // the frozen reference is the policy RL starts from
+    for (const optim::Parameter& p : policy_.parameters())
+      run.reference->parameters().get(p.name).copy_(p.tensor.detach());
+  }
+  if (c_.eval.before_rl) progress.start_accuracy = run_eval(run, 0, "before RL").greedy_accuracy;
+  return true;
+}
+
+// RL steps until train.steps or an agreed stop, then the final eval (unless the last step had one), the
+// final checkpoint and report.
+void Trainer::rl_phase(Run& run) {
+  TrainProgress& progress = run.progress;
   optim::LrSchedule schedule(rl_schedule(c_));
   RewardRunner rewards(c_.reward, c_.sampler);  // external reward processes live for the whole run
-  const RlStepModels models{policy_, reference.get(), optimizer, tokenizer_, source_, &rewards, comm_};
-  double last_accuracy = progress.start_accuracy;
-  int64_t last_accuracy_step = progress.start_accuracy >= 0 ? 0 : -1;
-  bool evaluated_last = progress.step == 0;
-  const ConsoleColumns columns = console_columns(c_);
-  HealthMonitor health;
-  const auto t_loop = Clock::now();
-  const int64_t first_step = progress.step;
-  // The run's report.html, rewritten at each eval and checkpoint so that a user can watch the run; a failure
-  // to write it is reported and never stops training.
-  auto refresh_report = [&] {
-    if (!writer) return;
-    try {
-      const nlohmann::json run = load_run(out_dir);
-      io::write_file_atomic(out_dir + "/report.html", render_report_html({run}));
-      if (c_.log.tensorboard) write_tensorboard(run, out_dir + "/tensorboard");
-    } catch (const std::exception& e) {
-      stderr_console().line(std::string("warning: could not refresh ") + out_dir + "/report.html" +
-                            (c_.log.tensorboard ? " and tensorboard/: " : ": ") + e.what());
-    }
-  };
-
+  const RlStepModels models{policy_, run.reference.get(), run.optimizer, tokenizer_, source_, &rewards,
+                            comm_};
+  run.last_accuracy = progress.start_accuracy;
+  run.last_accuracy_step = progress.start_accuracy >= 0 ? 0 : -1;
+  run.evaluated_last = progress.step == 0;
+  run.t_loop = Clock::now();
+  run.first_step = progress.step;
   // A stop request reaches the ranks at different moments; they agree on it so that all stop together.
   auto stop_agreed = [&] { return comm_.size() == 1 ? stop_requested() : dist::any_rank(comm_, stop_requested(), "stop"); };
   bool stopping = false;
@@ -412,56 +449,81 @@ TrainSummary Trainer::run_unchecked(const RunSegment& segment, std::string& last
     const auto t_step = Clock::now();
     const RlStepResult r = rl_step_or_checkpoint(
         [&] { return rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1)); }, progress,
-        out_dir, [&] { return save_checkpoint(optimizer, "rl", progress.step); });
-    const UpdateStats& up = r.update;
-    check_finite(up.loss.loss, "rl", step, "loss");
-    check_finite(up.grad_norm, "rl", step, "gradient norm");
-    check_finite(up.loss.entropy_mean, "rl", step, "mean token entropy");
-    nlohmann::json m = r.metrics;
-    if (c_.train.sample_every > 0 && step % c_.train.sample_every == 0) {
-      const std::vector<RewardFunctionConfig>* listed = has_reward_functions(c_.reward) ? &rewards.functions() : nullptr;
-      log_samples(samples_log, step, r, c_.log.samples, tokenizer_, listed);
-    }
-    progress.step = step;
-    m["seconds_step"] = seconds_since(t_step);
-    metrics_log.write(m);
-    if (writer)
-      for (const std::string& warning : health.check(step_health(r))) stderr_console().line(warning);  // always
-    if (step % std::max<int64_t>(1, c_.log.every) == 0 || step == c_.train.steps) {
-      log_progress(format_step_line(m, c_.train.steps, columns));
-      if (has_reward_functions(c_.reward)) log_progress("  " + reward_summary(rewards.functions(), m));
-    }
-    if (c_.log.progress && writer) {
-      const double per_step = seconds_since(t_loop) / static_cast<double>(step - first_step);
-      stderr_console().progress(
-          format_progress_line(m, c_.train.steps, per_step * static_cast<double>(c_.train.steps - step)));
-    }
-
-    evaluated_last = false;
-    if (c_.eval.every > 0 && step % c_.eval.every == 0 && step != c_.train.steps) {
-      last_accuracy = run_eval(step, "").greedy_accuracy;
-      last_accuracy_step = step;
-      evaluated_last = true;
-    }
-    if (c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0 && step != c_.train.steps)
-      summary.checkpoint = save_checkpoint(optimizer, "rl", step);
-    if (step != c_.train.steps &&  // the last step's report is written after the final eval
-        (evaluated_last || (c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0)))
-      refresh_report();
+        run.out_dir, [&] { return save_checkpoint(run, run.optimizer, "rl", progress.step); });
+    record_step(run, r, rewards, step, t_step);
+    after_step(run, step);
   }
+  TrainSummary& summary = run.summary;
   summary.interrupted = stopping && progress.step < c_.train.steps;
   summary.stop_signal = summary.interrupted ? stop_signal() : 0;
-  if (!summary.interrupted && !evaluated_last) {
-    last_accuracy = run_eval(progress.step, "after RL").greedy_accuracy;
-    last_accuracy_step = progress.step;
+  if (!summary.interrupted && !run.evaluated_last) {
+    run.last_accuracy = run_eval(run, progress.step, "after RL").greedy_accuracy;
+    run.last_accuracy_step = progress.step;
   }
-  summary.accuracy_after_rl = last_accuracy;
-  summary.accuracy_step = last_accuracy_step;
+  summary.accuracy_after_rl = run.last_accuracy;
+  summary.accuracy_step = run.last_accuracy_step;
   summary.steps = progress.step;
-  summary.checkpoint = save_checkpoint(optimizer, "rl", progress.step);
-  refresh_report();  // the caller prints the checkpoint
-  log_progress("report: " + out_dir + "/report.html (gtpo report " + out_dir + " rewrites it)");
-  return summary;
+  summary.checkpoint = save_checkpoint(run, run.optimizer, "rl", progress.step);
+  refresh_report(run);  // the caller prints the checkpoint
+  log_progress("report: " + run.out_dir + "/report.html (gtpo report " + run.out_dir + " rewrites it)");
+}
+
+// A finished step: its numbers checked, its samples and metrics written, its console lines.
+void Trainer::record_step(Run& run, const RlStepResult& r, const RewardRunner& rewards, int64_t step,
+                          std::chrono::steady_clock::time_point t_step) {
+  const UpdateStats& up = r.update;
+  check_finite(up.loss.loss, "rl", step, "loss");
+  check_finite(up.grad_norm, "rl", step, "gradient norm");
+  check_finite(up.loss.entropy_mean, "rl", step, "mean token entropy");
+  nlohmann::json m = r.metrics;
+  if (c_.train.sample_every > 0 && step % c_.train.sample_every == 0) {
+    const std::vector<RewardFunctionConfig>* listed =
+        has_reward_functions(c_.reward) ? &rewards.functions() : nullptr;
+    log_samples(run.samples_log, step, r, c_.log.samples, tokenizer_, listed);
+  }
+  run.progress.step = step;
+  m["seconds_step"] = seconds_since(t_step);
+  run.metrics_log.write(m);
+  if (run.writer)
+    for (const std::string& warning : run.health.check(step_health(r)))
+      stderr_console().line(warning);  // always
+  if (step % std::max<int64_t>(1, c_.log.every) == 0 || step == c_.train.steps) {
+    log_progress(format_step_line(m, c_.train.steps, console_columns(c_)));
+    if (has_reward_functions(c_.reward)) log_progress("  " + reward_summary(rewards.functions(), m));
+  }
+  if (c_.log.progress && run.writer) {
+    const double per_step = seconds_since(run.t_loop) / static_cast<double>(step - run.first_step);
+    stderr_console().progress(
+        format_progress_line(m, c_.train.steps, per_step * static_cast<double>(c_.train.steps - step)));
+  }
+}
+
+// The evals, checkpoints and report refreshes that fall on this step (the last step's come after the loop).
+void Trainer::after_step(Run& run, int64_t step) {
+  run.evaluated_last = false;
+  if (c_.eval.every > 0 && step % c_.eval.every == 0 && step != c_.train.steps) {
+    run.last_accuracy = run_eval(run, step, "").greedy_accuracy;
+    run.last_accuracy_step = step;
+    run.evaluated_last = true;
+  }
+  const bool checkpoint_due = c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0;
+  if (checkpoint_due && step != c_.train.steps)
+    run.summary.checkpoint = save_checkpoint(run, run.optimizer, "rl", step);
+  if (step != c_.train.steps && (run.evaluated_last || checkpoint_due)) refresh_report(run);
+}
+
+// The run's report.html, rewritten at each eval and checkpoint so that a user can watch the run; a failure
+// to write it is reported and never stops training.
+void Trainer::refresh_report(const Run& run) const {
+  if (!run.writer) return;
+  try {
+    const nlohmann::json loaded = load_run(run.out_dir);
+    io::write_file_atomic(run.out_dir + "/report.html", render_report_html({loaded}));
+    if (c_.log.tensorboard) write_tensorboard(loaded, run.out_dir + "/tensorboard");
+  } catch (const std::exception& e) {
+    stderr_console().line(std::string("warning: could not refresh ") + run.out_dir + "/report.html" +
+                          (c_.log.tensorboard ? " and tensorboard/: " : ": ") + e.what());
+  }
 }
 
 }  // namespace gtpo::rl

@@ -2,6 +2,7 @@
 // shaped rewards and advantages → clipped policy updates, with periodic evaluation, logs and
 // checkpoints in a run directory. A run resumed from its latest checkpoint continues bit for bit.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,6 +17,9 @@
 #include "runtime/optim/adamw.h"
 
 namespace gtpo::rl {
+
+struct RlStepResult;  // rl/rl_step.h
+class RewardRunner;   // rl/reward_runner.h
 
 // AdamW settings of the RL updates (optim.*).
 optim::AdamWOptions adam_options(const OptimSection& optim);
@@ -63,7 +67,19 @@ class Trainer {
   TrainSummary run(const RunSegment& segment);
 
  private:
+  // The phases of run(), over one segment's state (trainer.cpp).
+  struct Run;
   TrainSummary run_unchecked(const RunSegment& segment, std::string& last_checkpoint);
+  bool resume_from_latest(Run& run);  // false: the run had done every step already
+  void open_logs(Run& run);
+  bool warm_start(Run& run);  // SFT; false: a stop request ended it (saved)
+  void rl_phase(Run& run);
+  void record_step(Run& run, const RlStepResult& r, const RewardRunner& rewards, int64_t step,
+                   std::chrono::steady_clock::time_point t_step);
+  void after_step(Run& run, int64_t step);
+  std::string save_checkpoint(Run& run, const optim::AdamW& in_use, const char* phase, int64_t step);
+  EvalResult run_eval(Run& run, int64_t step, const char* label);
+  void refresh_report(const Run& run) const;
   void log_progress(const std::string& line) const;
 
   model::Transformer& policy_;

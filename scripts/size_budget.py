@@ -37,7 +37,6 @@ KNOWN_LONG = {
     "rl/policy_loss.cpp:policy_loss": 122,
     "rl/policy_update.cpp:run_policy_update": 127,
     "rl/rollout_phase.cpp:collect_rollouts": 93,
-    "rl/trainer.cpp:Trainer::run_unchecked": 194,
     "runtime/cpu/cpu_attention_decode.cpp:decode_forward": 143,
     "runtime/cuda/cuda_attention_backward.cuh:bwd_kv_kernel": 90,
     "runtime/cuda/cuda_attention_forward.cuh:fwd_tiled_kernel": 102,
@@ -167,16 +166,20 @@ def main():
         print(f"{folder:10} {lines:7d} {cap:7d}")
         if lines > cap:
             failures.append(f"{folder}/ has {lines} lines, over its cap of {cap}")
-    held = 0
+    held, seen = 0, set()
     for folder in FUNCTION_FOLDERS:
         for path in source_files(root, folder, SOURCE_SUFFIXES):
             rel = os.path.relpath(path, root)
             for length, name, start in long_functions(path, args.function_cap):
                 key = f"{rel}:{name}"
+                seen.add(key)
                 if key in KNOWN_LONG and length <= KNOWN_LONG[key] and args.function_cap == FUNCTION_CAP:
                     held += 1
                     continue
                 failures.append(f"{rel}:{start}: {name} is {length} lines, over the cap of {args.function_cap}")
+    if args.function_cap == FUNCTION_CAP:
+        for key in sorted(set(KNOWN_LONG) - seen):
+            failures.append(f"{key} is no longer over the cap (or was renamed): take it out of KNOWN_LONG")
     print(f"functions: cap {args.function_cap} lines; {held} known ones held at today's length")
     for f in failures:
         print(f"size budget: {f}", file=sys.stderr)
