@@ -115,190 +115,248 @@ SamplingOptions with_model_eos(SamplingOptions options, const Transformer& model
   return options;
 }
 
+namespace {
+
+// sample_groups' state: R = B·G decode rows over one KV cache, row r the (r % G)-th sample of prompt r / G.
+struct Decode {
+  Decode(const Transformer& model, const std::vector<PromptInput>& prompts, const SamplingOptions& o)
+      : model(model),
+        o(o),
+        device(model.device()),
+        B(static_cast<int64_t>(prompts.size())),
+        G(o.group_size),
+        R(B * G),
+        V(model.config().vocab_size),
+        drop_finished(o.drop_finished_rows && backend_for(device).supports(Capability::attention_kv_rows)) {
+    for (const PromptInput& p : prompts)
+      prompt_len = std::max<int64_t>(prompt_len, static_cast<int64_t>(p.tokens.size()));
+    capacity = prompt_len + o.max_new_tokens;
+  }
+  const Transformer& model;
+  const SamplingOptions& o;
+  const Device device;
+  const int64_t B, G, R, V;
+  int64_t prompt_len = 0, capacity = 0;  // the longest prompt; it plus max_new_tokens
+  std::vector<int64_t> pad;              // [B] left padding of each prompt
+  std::vector<int32_t> mask;             // [R, capacity] the cache slots each row attends to
+  KvCache prompt_cache, cache;
+  Tensor logits;  // [F, V]: row i is the logits of row fed[i]
+  std::vector<Sample> samples;
+  std::vector<bool> done;
+  std::vector<int32_t> chosen;
+  // The rows fed at the last forward, in order; with drop_finished the finished ones leave it, else it stays
+  // every row.
+  std::vector<int32_t> fed;
+  std::vector<int64_t> logits_row;  // row r's row of logits (valid while r is fed)
+  const bool drop_finished;
+  int64_t generated = 0;
+};
+
+// Prefill: prompts left-padded to one length, pads masked out, positions counted from each prompt's first
+// real token. The decode cache then holds every row, and each row starts from its prompt's last logits.
+void prefill(Decode& d, const std::vector<PromptInput>& prompts) {
+  const int64_t B = d.B, G = d.G, P = d.prompt_len;
+  std::vector<int32_t> tokens(static_cast<size_t>(B * P), d.o.pad_id), positions(tokens.size(), 0);
+  d.mask.assign(static_cast<size_t>(d.R * d.capacity), 0);
+  d.pad.resize(static_cast<size_t>(B));
+  for (int64_t b = 0; b < B; ++b) {
+    const auto& pt = prompts[static_cast<size_t>(b)].tokens;
+    const int64_t pad = d.pad[static_cast<size_t>(b)] = P - static_cast<int64_t>(pt.size());
+    for (size_t t = 0; t < pt.size(); ++t) {
+      const size_t at = static_cast<size_t>(b * P + pad) + t;
+      tokens[at] = pt[t];
+      positions[at] = static_cast<int32_t>(t);
+      for (int64_t g = 0; g < G; ++g) d.mask[static_cast<size_t>((b * G + g) * d.capacity + pad) + t] = 1;
+    }
+  }
+  std::vector<int32_t> prefill_mask(static_cast<size_t>(B * P));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < P; ++t)
+      prefill_mask[static_cast<size_t>(b * P + t)] = d.mask[static_cast<size_t>(b * G * d.capacity + t)];
+  d.prompt_cache = KvCache::allocate(d.model.config(), B, P, d.device);
+  Tensor last_logits = d.model.forward_cached(
+      Tensor::from_ints(tokens, {B, P}, d.device), Tensor::from_ints(positions, {B, P}, d.device),
+      Tensor::from_ints(prefill_mask, {B, P}, d.device), d.prompt_cache,
+      /*last_only=*/true);  // [B, 1, V]
+  d.cache = KvCache::allocate(d.model.config(), d.R, d.capacity, d.device);
+  // Samples of a group read their prompt's keys and values from one shared copy where the backend can.
+  if (backend_for(d.device).supports(Capability::attention_prefix))
+    d.cache.share_groups_from(d.prompt_cache, G);
+  else
+    d.cache.fill_groups_from(d.prompt_cache, G);
+  // [B, V] repeated G times as [B, G, V], in one primitive call on the model's device (times 1.0: exact).
+  d.logits = Tensor::empty({d.R, d.V}, d.device);
+  d.logits.backend().expand_axis(last_logits.data(), d.logits.mutable_data(), B, G, d.V, 1.0f);
+}
+
+void start_rows(Decode& d, const std::vector<PromptInput>& prompts) {
+  d.samples.resize(static_cast<size_t>(d.R));
+  d.fed.resize(static_cast<size_t>(d.R));
+  d.logits_row.resize(static_cast<size_t>(d.R));
+  for (int64_t r = 0; r < d.R; ++r) {
+    Sample& s = d.samples[static_cast<size_t>(r)];
+    s.prompt_id = prompts[static_cast<size_t>(r / d.G)].prompt_id;
+    s.sample_index = r % d.G;
+    s.prompt_tokens = prompts[static_cast<size_t>(r / d.G)].tokens;
+    d.fed[static_cast<size_t>(r)] = static_cast<int32_t>(r);
+    d.logits_row[static_cast<size_t>(r)] = r;
+  }
+  d.done.assign(static_cast<size_t>(d.R), false);
+  d.chosen.resize(static_cast<size_t>(d.R));
+}
+
+// Rows are independent, so they are chosen in parallel with the same result as one by one.
+void choose_tokens(Decode& d, const float* host_logits, int64_t step) {
+  const SamplingOptions& o = d.o;
+  const int64_t choice_ids = o.sampleable_ids > 0 ? o.sampleable_ids : d.V;  // a prefix of each row of logits
+  parallel_for(d.R, grain_for(8 * d.V), [&](int64_t r0, int64_t r1) {
+    std::vector<std::pair<double, int32_t>> scratch;
+    for (int64_t r = r0; r < r1; ++r) {
+      const Sample& s = d.samples[static_cast<size_t>(r)];
+      const double u = counter_uniform(o.seed, s.prompt_id, static_cast<uint64_t>(s.sample_index),
+                                       static_cast<uint64_t>(step));
+      d.chosen[static_cast<size_t>(r)] =
+          d.done[static_cast<size_t>(r)]
+              ? o.pad_id
+              : choose_token(host_logits + d.logits_row[static_cast<size_t>(r)] * d.V, choice_ids,
+                             o.temperature, o.top_k, o.top_p, u, scratch);
+    }
+  });
+}
+
+// Log-probs and entropies of the fed rows' chosen tokens under the full temperature-scaled distribution, by
+// the training kernel.
+ops::LogprobEntropy chosen_logprobs(const Decode& d) {
+  const int64_t F = static_cast<int64_t>(d.fed.size());
+  std::vector<int32_t> fed_chosen(static_cast<size_t>(F));
+  for (int64_t i = 0; i < F; ++i)
+    fed_chosen[static_cast<size_t>(i)] = d.chosen[static_cast<size_t>(d.fed[static_cast<size_t>(i)])];
+  const float report_temperature = d.o.temperature > 0.0f ? d.o.temperature : 1.0f;
+  return ops::token_logprob_entropy(d.logits, Tensor::from_ints(fed_chosen, {F}, d.device),
+                                    report_temperature);
+}
+
+// Appends each running row's token with its log-prob and entropy and ends the rows that finish. True when
+// every row is done.
+bool append_tokens(Decode& d, const std::vector<float>& lp, const std::vector<float>& ent) {
+  const SamplingOptions& o = d.o;
+  bool all_done = true;
+  for (int64_t r = 0; r < d.R; ++r) {
+    if (d.done[static_cast<size_t>(r)]) continue;
+    Sample& s = d.samples[static_cast<size_t>(r)];
+    const int32_t tok = d.chosen[static_cast<size_t>(r)];
+    s.tokens.push_back(tok);
+    s.logprobs.push_back(lp[static_cast<size_t>(d.logits_row[static_cast<size_t>(r)])]);
+    s.entropies.push_back(ent[static_cast<size_t>(d.logits_row[static_cast<size_t>(r)])]);
+    ++d.generated;
+    if (tok == o.eos_id ||
+        std::find(o.extra_eos_ids.begin(), o.extra_eos_ids.end(), tok) != o.extra_eos_ids.end()) {
+      s.finish = FinishReason::eos;
+      d.done[static_cast<size_t>(r)] = true;
+    } else if (!o.stop_strings.empty() && ends_with_stop(o.decode(s.tokens), o.stop_strings)) {
+      s.finish = FinishReason::stop;
+      d.done[static_cast<size_t>(r)] = true;
+    } else if (static_cast<int64_t>(s.tokens.size()) == o.max_new_tokens) {
+      s.finish = FinishReason::length;
+      d.done[static_cast<size_t>(r)] = true;
+    }
+    all_done = all_done && d.done[static_cast<size_t>(r)];
+  }
+  return all_done;
+}
+
+// Feeds the chosen tokens: the rows still going, or every row with finished ones feeding a pad that
+// nothing ever attends to.
+void feed_chosen(Decode& d) {
+  if (d.drop_finished) {
+    d.fed.clear();
+    for (int64_t r = 0; r < d.R; ++r)
+      if (!d.done[static_cast<size_t>(r)]) d.fed.push_back(static_cast<int32_t>(r));
+  }
+  const int64_t at = d.cache.length, next = static_cast<int64_t>(d.fed.size());
+  std::vector<int32_t> step_tokens(static_cast<size_t>(next)), step_positions(static_cast<size_t>(next));
+  std::vector<int32_t> step_mask(static_cast<size_t>(next * (at + 1)));
+  for (int64_t i = 0; i < next; ++i) {
+    const int64_t r = d.fed[static_cast<size_t>(i)], b = r / d.G;
+    d.logits_row[static_cast<size_t>(r)] = i;
+    step_tokens[static_cast<size_t>(i)] = d.chosen[static_cast<size_t>(r)];
+    step_positions[static_cast<size_t>(i)] = static_cast<int32_t>(at - d.pad[static_cast<size_t>(b)]);
+    d.mask[static_cast<size_t>(r * d.capacity + at)] = d.done[static_cast<size_t>(r)] ? 0 : 1;
+    std::copy(d.mask.begin() + r * d.capacity, d.mask.begin() + r * d.capacity + at + 1,
+              step_mask.begin() + i * (at + 1));
+  }
+  const Tensor rows = d.drop_finished ? Tensor::from_ints(d.fed, {next}, d.device) : Tensor();
+  Tensor out =
+      d.model.forward_cached(Tensor::from_ints(step_tokens, {next, 1}, d.device),
+                             Tensor::from_ints(step_positions, {next, 1}, d.device),
+                             Tensor::from_ints(step_mask, {next, at + 1}, d.device), d.cache, true, rows);
+  d.logits = out.view({next, d.V});
+}
+
+}  // namespace
+
 std::vector<Sample> sample_groups(const Transformer& model, const std::vector<PromptInput>& prompts,
                                   const SamplingOptions& o, SamplerStats* stats) {
   validate(model, prompts, o);
   NoGradGuard no_grad;
   using Clock = std::chrono::steady_clock;
-  const Device device = model.device();
-  const int64_t B = static_cast<int64_t>(prompts.size()), G = o.group_size, R = B * G;
-  const int64_t V = model.config().vocab_size;
-  int64_t prompt_len = 0;
-  for (const PromptInput& p : prompts) prompt_len = std::max<int64_t>(prompt_len, static_cast<int64_t>(p.tokens.size()));
-  const int64_t capacity = prompt_len + o.max_new_tokens;
-
-  // ---- prefill: prompts left-padded to one length, pads masked out, positions counted from each
-  // prompt's first real token.
-  auto t0 = Clock::now();
-  std::vector<int32_t> tokens(static_cast<size_t>(B * prompt_len), o.pad_id), positions(tokens.size(), 0);
-  std::vector<int32_t> mask(static_cast<size_t>(R * capacity), 0);  // per decode row, over the whole cache
-  std::vector<int64_t> pad(static_cast<size_t>(B));
-  for (int64_t b = 0; b < B; ++b) {
-    const auto& pt = prompts[static_cast<size_t>(b)].tokens;
-    pad[static_cast<size_t>(b)] = prompt_len - static_cast<int64_t>(pt.size());
-    for (size_t t = 0; t < pt.size(); ++t) {
-      const size_t at = static_cast<size_t>(b * prompt_len + pad[static_cast<size_t>(b)]) + t;
-      tokens[at] = pt[t];
-      positions[at] = static_cast<int32_t>(t);
-      for (int64_t g = 0; g < G; ++g) mask[static_cast<size_t>((b * G + g) * capacity + pad[static_cast<size_t>(b)]) + t] = 1;
-    }
-  }
-  std::vector<int32_t> prefill_mask(static_cast<size_t>(B * prompt_len));
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t t = 0; t < prompt_len; ++t)
-      prefill_mask[static_cast<size_t>(b * prompt_len + t)] = mask[static_cast<size_t>(b * G * capacity + t)];
-  KvCache prompt_cache = KvCache::allocate(model.config(), B, prompt_len, device);
-  Tensor last_logits = model.forward_cached(Tensor::from_ints(tokens, {B, prompt_len}, device),
-                                            Tensor::from_ints(positions, {B, prompt_len}, device),
-                                            Tensor::from_ints(prefill_mask, {B, prompt_len}, device), prompt_cache,
-                                            /*last_only=*/true);  // [B, 1, V]
-  KvCache cache = KvCache::allocate(model.config(), R, capacity, device);
-  // Samples of a group read their prompt's keys and values from one shared copy where the backend can.
-  if (backend_for(device).supports(Capability::attention_prefix))
-    cache.share_groups_from(prompt_cache, G);
-  else
-    cache.fill_groups_from(prompt_cache, G);
-  // Each decode row starts from its prompt's last logits: [B, V] repeated G times as [B, G, V], in one
-  // primitive call on the model's device (times 1.0, which is exact).
-  Tensor logits = Tensor::empty({R, V}, device);
-  logits.backend().expand_axis(last_logits.data(), logits.mutable_data(), B, G, V, 1.0f);
-  logits.backend().synchronize();  // so that the prefill time is the device's, not just the launches'
-  auto t1 = Clock::now();
-
-  // ---- decode
-  std::vector<Sample> samples(static_cast<size_t>(R));
-  for (int64_t r = 0; r < R; ++r) {
-    Sample& s = samples[static_cast<size_t>(r)];
-    s.prompt_id = prompts[static_cast<size_t>(r / G)].prompt_id;
-    s.sample_index = r % G;
-    s.prompt_tokens = prompts[static_cast<size_t>(r / G)].tokens;
-  }
-  std::vector<bool> done(static_cast<size_t>(R), false);
-  std::vector<int32_t> chosen(static_cast<size_t>(R));
-  // The rows fed at the last forward, in order (row i of logits is row fed[i]); with drop_finished_rows the
-  // finished ones leave it, else it stays every row.
-  const bool drop_finished = o.drop_finished_rows && backend_for(device).supports(Capability::attention_kv_rows);
-  std::vector<int32_t> fed(static_cast<size_t>(R));
-  for (int64_t r = 0; r < R; ++r) fed[static_cast<size_t>(r)] = static_cast<int32_t>(r);
-  std::vector<int64_t> logits_row(static_cast<size_t>(R));  // row r's row of logits (valid while r is fed)
-  for (int64_t r = 0; r < R; ++r) logits_row[static_cast<size_t>(r)] = r;
-  const float report_temperature = o.temperature > 0.0f ? o.temperature : 1.0f;
-  const int64_t choice_ids = o.sampleable_ids > 0 ? o.sampleable_ids : V;  // a prefix of each row of logits
-  int64_t generated = 0;
+  Decode d(model, prompts, o);
+  Backend& backend = backend_for(d.device);
+  const auto t0 = Clock::now();
+  prefill(d, prompts);
+  backend.synchronize();  // so that the prefill time is the device's, not just the launches'
+  const auto t1 = Clock::now();
+  start_rows(d, prompts);
   // The decode time by part (SamplerStats). The wait for a step's forward ends at the next step's top, where
   // the logits are read anyway; on the CPU the synchronisation is free.
   double forward_s = 0.0, logits_s = 0.0, choose_s = 0.0, logprob_s = 0.0;
-  auto since = [](Clock::time_point& t) {
+  Clock::time_point mark = t1;
+  auto since = [&mark] {
     const Clock::time_point now = Clock::now();
-    const double s = std::chrono::duration<double>(now - t).count();
-    t = now;
+    const double s = std::chrono::duration<double>(now - mark).count();
+    mark = now;
     return s;
   };
-  Clock::time_point mark = t1;
   // The CPU reads its logits in place. A device copies them into one host buffer for every step, of its own
   // kind (page-locked on a GPU): a fresh [R, V] vector per step was a new mapping of pages to fault in each
   // time (tens of MB at a 50k vocabulary).
-  Backend& backend = backend_for(device);
-  const bool logits_on_host = device == Device::cpu;
-  const size_t logits_buffer_bytes = static_cast<size_t>(R * V) * sizeof(float);
+  const bool logits_on_host = d.device == Device::cpu;
   const std::unique_ptr<float, std::function<void(float*)>> logits_buffer(
-      logits_on_host ? nullptr : static_cast<float*>(backend.allocate_host(logits_buffer_bytes)),
+      logits_on_host
+          ? nullptr
+          : static_cast<float*>(backend.allocate_host(static_cast<size_t>(d.R * d.V) * sizeof(float))),
       [&backend](float* p) { backend.free_host(p); });
   for (int64_t step = 0; step < o.max_new_tokens; ++step) {
     backend.synchronize();
-    if (step > 0) forward_s += since(mark);
+    if (step > 0) forward_s += since();
     mark = Clock::now();
-    // Logits come to the host once per step (the only device read of the loop besides the log-probs);
-    // rows are independent, so they are chosen in parallel with the same result as one by one.
-    const int64_t F = static_cast<int64_t>(fed.size());
-    if (!logits_on_host)
-      backend.copy_to_host(logits_buffer.get(), logits.data(), static_cast<size_t>(F * V) * sizeof(float));
-    const float* host_logits = logits_on_host ? logits.data() : logits_buffer.get();
-    logits_s += since(mark);
-    parallel_for(R, grain_for(8 * V), [&](int64_t r0, int64_t r1) {
-      std::vector<std::pair<double, int32_t>> scratch;
-      for (int64_t r = r0; r < r1; ++r) {
-        const Sample& s = samples[static_cast<size_t>(r)];
-        const double u = counter_uniform(o.seed, s.prompt_id, static_cast<uint64_t>(s.sample_index),
-                                         static_cast<uint64_t>(step));
-        chosen[static_cast<size_t>(r)] =
-            done[static_cast<size_t>(r)]
-                ? o.pad_id
-                : choose_token(host_logits + logits_row[static_cast<size_t>(r)] * V, choice_ids,
-                               o.temperature, o.top_k, o.top_p, u, scratch);
-      }
-    });
-    choose_s += since(mark);
-    // Log-probs and entropies of the full temperature-scaled distribution, by the training kernel.
-    std::vector<int32_t> fed_chosen(static_cast<size_t>(F));
-    for (int64_t i = 0; i < F; ++i)
-      fed_chosen[static_cast<size_t>(i)] = chosen[static_cast<size_t>(fed[static_cast<size_t>(i)])];
-    ops::LogprobEntropy lp_h =
-        ops::token_logprob_entropy(logits, Tensor::from_ints(fed_chosen, {F}, device), report_temperature);
-    std::vector<float> lp = lp_h.logprob.to_vector(), ent = lp_h.entropy.to_vector();
-    logprob_s += since(mark);
-    bool all_done = true;
-    for (int64_t r = 0; r < R; ++r) {
-      if (done[static_cast<size_t>(r)]) continue;
-      Sample& s = samples[static_cast<size_t>(r)];
-      const int32_t tok = chosen[static_cast<size_t>(r)];
-      s.tokens.push_back(tok);
-      s.logprobs.push_back(lp[static_cast<size_t>(logits_row[static_cast<size_t>(r)])]);
-      s.entropies.push_back(ent[static_cast<size_t>(logits_row[static_cast<size_t>(r)])]);
-      ++generated;
-      if (tok == o.eos_id ||
-          std::find(o.extra_eos_ids.begin(), o.extra_eos_ids.end(), tok) != o.extra_eos_ids.end()) {
-        s.finish = FinishReason::eos;
-        done[static_cast<size_t>(r)] = true;
-      } else if (!o.stop_strings.empty() && ends_with_stop(o.decode(s.tokens), o.stop_strings)) {
-        s.finish = FinishReason::stop;
-        done[static_cast<size_t>(r)] = true;
-      } else if (static_cast<int64_t>(s.tokens.size()) == o.max_new_tokens) {
-        s.finish = FinishReason::length;
-        done[static_cast<size_t>(r)] = true;
-      }
-      all_done = all_done && done[static_cast<size_t>(r)];
-    }
-    if (all_done) break;
-    // Feed the chosen tokens: the rows still going, or every row with finished ones feeding a pad that
-    // nothing ever attends to.
-    if (drop_finished) {
-      fed.clear();
-      for (int64_t r = 0; r < R; ++r)
-        if (!done[static_cast<size_t>(r)]) fed.push_back(static_cast<int32_t>(r));
-    }
-    const int64_t at = cache.length, next = static_cast<int64_t>(fed.size());
-    std::vector<int32_t> step_tokens(static_cast<size_t>(next)), step_positions(static_cast<size_t>(next));
-    std::vector<int32_t> step_mask(static_cast<size_t>(next * (at + 1)));
-    for (int64_t i = 0; i < next; ++i) {
-      const int64_t r = fed[static_cast<size_t>(i)], b = r / G;
-      logits_row[static_cast<size_t>(r)] = i;
-      step_tokens[static_cast<size_t>(i)] = chosen[static_cast<size_t>(r)];
-      step_positions[static_cast<size_t>(i)] = static_cast<int32_t>(at - pad[static_cast<size_t>(b)]);
-      mask[static_cast<size_t>(r * capacity + at)] = done[static_cast<size_t>(r)] ? 0 : 1;
-      std::copy(mask.begin() + r * capacity, mask.begin() + r * capacity + at + 1, step_mask.begin() + i * (at + 1));
-    }
-    const Tensor rows = drop_finished ? Tensor::from_ints(fed, {next}, device) : Tensor();
-    Tensor out = model.forward_cached(Tensor::from_ints(step_tokens, {next, 1}, device),
-                                      Tensor::from_ints(step_positions, {next, 1}, device),
-                                      Tensor::from_ints(step_mask, {next, at + 1}, device), cache, true, rows);
-    logits = out.view({next, V});
+    // Logits come to the host once per step (the only device read of the loop besides the log-probs).
+    const size_t fed_bytes = d.fed.size() * static_cast<size_t>(d.V) * sizeof(float);
+    if (!logits_on_host) backend.copy_to_host(logits_buffer.get(), d.logits.data(), fed_bytes);
+    logits_s += since();
+    choose_tokens(d, logits_on_host ? d.logits.data() : logits_buffer.get(), step);
+    choose_s += since();
+    const ops::LogprobEntropy lp_h = chosen_logprobs(d);
+    const std::vector<float> lp = lp_h.logprob.to_vector(), ent = lp_h.entropy.to_vector();
+    logprob_s += since();
+    if (append_tokens(d, lp, ent)) break;
+    feed_chosen(d);
   }
-  backend_for(device).synchronize();
+  backend.synchronize();
   model.release_decode_weights();
-  auto t2 = Clock::now();
+  const auto t2 = Clock::now();
   if (stats) {
-    stats->prefill_tokens += B * prompt_len;
-    stats->generated_tokens += generated;
+    stats->prefill_tokens += d.B * d.prompt_len;
+    stats->generated_tokens += d.generated;
     stats->prefill_seconds += std::chrono::duration<double>(t1 - t0).count();
     stats->decode_seconds += std::chrono::duration<double>(t2 - t1).count();
-    stats->kv_cache_bytes = cache.bytes() + prompt_cache.bytes();
+    stats->kv_cache_bytes = d.cache.bytes() + d.prompt_cache.bytes();
     stats->decode_forward_seconds += forward_s;
     stats->decode_logits_seconds += logits_s;
     stats->decode_choose_seconds += choose_s;
     stats->decode_logprob_seconds += logprob_s;
   }
-  return samples;
+  return std::move(d.samples);
 }
 
 SamplerStats& SamplerStats::operator+=(const SamplerStats& o) {
