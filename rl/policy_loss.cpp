@@ -98,6 +98,122 @@ void validate(const Tensor& logprobs, const Tensor& entropies, const PolicyLossI
   }
 }
 
+// Importance ratios π_θ/π_old per token, from log-probs clamped to ±kLogRatioClamp.
+struct Ratios {
+  std::vector<double> log_ratio, ratio;
+  std::vector<bool> inside_clamp;
+  // d(ratio)/d(logprob): the ratio inside the clamp, 0 where the clamp holds it.
+  double dratio(size_t t) const { return inside_clamp[t] ? ratio[t] : 0.0; }
+};
+
+Ratios importance_ratios(const std::vector<float>& lp, const std::vector<float>& old_logprobs) {
+  Ratios r;
+  const size_t n = lp.size();
+  r.log_ratio.resize(n);
+  r.ratio.resize(n);
+  r.inside_clamp.resize(n);
+  for (size_t t = 0; t < n; ++t) {
+    const double raw = static_cast<double>(lp[t]) - old_logprobs[t];
+    r.log_ratio[t] = std::clamp(raw, -kLogRatioClamp, kLogRatioClamp);
+    r.ratio[t] = std::exp(r.log_ratio[t]);
+    r.inside_clamp[t] = raw > -kLogRatioClamp && raw < kLogRatioClamp;
+  }
+  return r;
+}
+
+// The surrogate's running sums: the weighted loss and the weight in each clip status.
+struct SurrogateSums {
+  double policy = 0.0, weight_low = 0.0, weight_high = 0.0, weight_dual = 0.0, weight_total = 0.0;
+  void add(double weight, const Surrogate& s) {
+    policy += weight * s.loss;
+    weight_total += weight;
+    if (s.status == 1) weight_low += weight;
+    if (s.status == 2) weight_high += weight;
+    if (s.status == 3) weight_dual += weight;
+  }
+};
+
+// Token level: each token's own ratio and advantage, weighted by its aggregation weight.
+void token_surrogate(const Ratios& r, const PolicyLossInputs& in, const RlConfig& c, SurrogateSums& sums,
+                     std::vector<float>& dlp, ClipStatus& status) {
+  for (size_t t = 0; t < dlp.size(); ++t) {
+    const double w = in.token_weights[t];
+    if (w == 0.0) continue;
+    const Surrogate s = clipped_surrogate(r.ratio[t], in.advantages[t], c);
+    sums.add(w, s);
+    dlp[t] += static_cast<float>(w * s.dloss_dw * r.dratio(t));
+    status[t] = s.status;
+  }
+}
+
+// GRPO-S Eq. 11: one ratio per response, ŵ_i = mean_t w_{i,t} (arith) or exp(mean_t log w_{i,t}) (geo, as
+// GSPO), with the response's advantage and weight.
+void sequence_surrogate(const Ratios& r, const PolicyLossInputs& in, const RlConfig& c, SurrogateSums& sums,
+                        std::vector<float>& dlp, ClipStatus& status) {
+  const bool arith = c.grpo_s.ratio == MeanKind::Arith;
+  for (size_t s = 0; s < in.seq_advantages.size(); ++s) {
+    const double v = in.seq_weights[s];
+    const int64_t b = in.seq_begin[s], e = in.seq_end[s];
+    if (v == 0.0 || e == b) continue;
+    const double len = static_cast<double>(e - b);
+    double seq_ratio = 0.0;
+    if (arith) {
+      for (int64_t t = b; t < e; ++t) seq_ratio += r.ratio[static_cast<size_t>(t)];
+      seq_ratio /= len;
+    } else {
+      for (int64_t t = b; t < e; ++t) seq_ratio += r.log_ratio[static_cast<size_t>(t)];
+      seq_ratio = std::exp(seq_ratio / len);
+    }
+    const Surrogate sur = clipped_surrogate(seq_ratio, in.seq_advantages[s], c);
+    sums.add(v, sur);
+    for (int64_t t = b; t < e; ++t) {
+      const size_t i = static_cast<size_t>(t);
+      const double dseq = arith ? r.dratio(i) / len : (r.dratio(i) > 0.0 ? seq_ratio / len : 0.0);
+      dlp[i] += static_cast<float>(v * sur.dloss_dw * dseq);
+      status[i] = sur.status;
+    }
+  }
+}
+
+// KL to the frozen reference, with the token aggregation weights; adds its gradient to dlp.
+double reference_kl(const std::vector<float>& lp, const PolicyLossInputs& in, const RlConfig& c,
+                    std::vector<float>& dlp) {
+  double kl = 0.0;
+  for (size_t t = 0; t < lp.size(); ++t) {
+    const double w = in.token_weights[t];
+    if (w == 0.0) continue;
+    const double x = static_cast<double>(lp[t]) - in.ref_logprobs[t];
+    kl += w * kl_value(x, c.kl_estimator);
+    dlp[t] += static_cast<float>(c.kl_coef * w * kl_grad(x, c.kl_estimator));
+  }
+  return kl;
+}
+
+// Metrics over the tokens that enter the loss.
+PolicyLossMetrics loss_metrics(const Ratios& r, const std::vector<float>& ent, const PolicyLossInputs& in,
+                               const SurrogateSums& sums) {
+  PolicyLossMetrics m;
+  double approx_kl = 0.0, ent_sum = 0.0, ratio_sum = 0.0;
+  for (size_t t = 0; t < r.ratio.size(); ++t) {
+    if (in.token_weights[t] == 0.0f) continue;
+    ++m.tokens;
+    approx_kl +=
+        std::exp(-r.log_ratio[t]) - 1.0 + r.log_ratio[t];  // k3 of KL(π_old || π_θ) from π_old samples
+    ratio_sum += r.ratio[t];
+    m.ratio_max = std::max(m.ratio_max, r.ratio[t]);
+    if (!ent.empty()) ent_sum += ent[t];
+  }
+  const double count = static_cast<double>(std::max<int64_t>(m.tokens, 1));
+  const double total = sums.weight_total;
+  m.clip_frac_low = total > 0 ? sums.weight_low / total : 0.0;
+  m.clip_frac_high = total > 0 ? sums.weight_high / total : 0.0;
+  m.dual_clip_frac = total > 0 ? sums.weight_dual / total : 0.0;
+  m.approx_kl = approx_kl / count;
+  m.entropy_mean = ent_sum / count;
+  m.ratio_mean = ratio_sum / count;
+  return m;
+}
+
 }  // namespace
 
 Tensor policy_loss(const Tensor& logprobs, const Tensor& entropies, const PolicyLossInputs& in, const RlConfig& c,
@@ -107,78 +223,17 @@ Tensor policy_loss(const Tensor& logprobs, const Tensor& entropies, const Policy
   const std::vector<float> lp = logprobs.to_vector();
   std::vector<float> ent;
   if (entropies.defined()) ent = entropies.to_vector();
-
-  std::vector<double> log_ratio(n), ratio(n);
-  for (size_t t = 0; t < n; ++t) {
-    log_ratio[t] = std::clamp(static_cast<double>(lp[t]) - in.old_logprobs[t], -kLogRatioClamp, kLogRatioClamp);
-    ratio[t] = std::exp(log_ratio[t]);
-  }
-  // d(ratio)/d(logprob) is ratio inside the clamp and 0 where the clamp holds it.
-  auto dratio = [&](size_t t) {
-    const double raw = static_cast<double>(lp[t]) - in.old_logprobs[t];
-    return (raw > -kLogRatioClamp && raw < kLogRatioClamp) ? ratio[t] : 0.0;
-  };
+  const Ratios ratios = importance_ratios(lp, in.old_logprobs);
 
   std::vector<float> dlp(n, 0.0f), dent;
-  PolicyLossMetrics m;
   ClipStatus status(n, 0);
-  double policy = 0.0, weight_low = 0.0, weight_high = 0.0, weight_dual = 0.0, weight_total = 0.0;
-
-  if (!in.sequence_level) {
-    for (size_t t = 0; t < n; ++t) {
-      const double w = in.token_weights[t];
-      if (w == 0.0) continue;
-      const Surrogate s = clipped_surrogate(ratio[t], in.advantages[t], c);
-      policy += w * s.loss;
-      dlp[t] += static_cast<float>(w * s.dloss_dw * dratio(t));
-      status[t] = s.status;
-      weight_total += w;
-      if (s.status == 1) weight_low += w;
-      if (s.status == 2) weight_high += w;
-      if (s.status == 3) weight_dual += w;
-    }
-  } else {
-    // GRPO-S Eq. 11: ŵ_i = mean_t w_{i,t} (arith) or exp(mean_t log w_{i,t}) (geo, as GSPO).
-    for (size_t s = 0; s < in.seq_advantages.size(); ++s) {
-      const double v = in.seq_weights[s];
-      const int64_t b = in.seq_begin[s], e = in.seq_end[s];
-      if (v == 0.0 || e == b) continue;
-      const double len = static_cast<double>(e - b);
-      double seq_ratio = 0.0;
-      if (c.grpo_s.ratio == MeanKind::Arith) {
-        for (int64_t t = b; t < e; ++t) seq_ratio += ratio[static_cast<size_t>(t)];
-        seq_ratio /= len;
-      } else {
-        for (int64_t t = b; t < e; ++t) seq_ratio += log_ratio[static_cast<size_t>(t)];
-        seq_ratio = std::exp(seq_ratio / len);
-      }
-      const Surrogate sur = clipped_surrogate(seq_ratio, in.seq_advantages[s], c);
-      policy += v * sur.loss;
-      weight_total += v;
-      if (sur.status == 1) weight_low += v;
-      if (sur.status == 2) weight_high += v;
-      if (sur.status == 3) weight_dual += v;
-      for (int64_t t = b; t < e; ++t) {
-        const size_t i = static_cast<size_t>(t);
-        const double dseq = c.grpo_s.ratio == MeanKind::Arith ? dratio(i) / len
-                                                              : (dratio(i) > 0.0 ? seq_ratio / len : 0.0);
-        dlp[i] += static_cast<float>(v * sur.dloss_dw * dseq);
-        status[i] = sur.status;
-      }
-    }
-  }
-
-  // KL to the frozen reference and the entropy bonus use the token aggregation weights.
-  double kl = 0.0, bonus = 0.0;
-  if (c.kl_coef != 0.0) {
-    for (size_t t = 0; t < n; ++t) {
-      const double w = in.token_weights[t];
-      if (w == 0.0) continue;
-      const double x = static_cast<double>(lp[t]) - in.ref_logprobs[t];
-      kl += w * kl_value(x, c.kl_estimator);
-      dlp[t] += static_cast<float>(c.kl_coef * w * kl_grad(x, c.kl_estimator));
-    }
-  }
+  SurrogateSums sums;
+  if (in.sequence_level)
+    sequence_surrogate(ratios, in, c, sums, dlp, status);
+  else
+    token_surrogate(ratios, in, c, sums, dlp, status);
+  const double kl = c.kl_coef != 0.0 ? reference_kl(lp, in, c, dlp) : 0.0;
+  double bonus = 0.0;  // the entropy bonus, with the token aggregation weights
   if (c.entropy_coef != 0.0) {
     dent.assign(n, 0.0f);
     for (size_t t = 0; t < n; ++t) {
@@ -187,29 +242,13 @@ Tensor policy_loss(const Tensor& logprobs, const Tensor& entropies, const Policy
       dent[t] = static_cast<float>(-c.entropy_coef * w);
     }
   }
-  const double total = policy + c.kl_coef * kl - c.entropy_coef * bonus;
+  const double total = sums.policy + c.kl_coef * kl - c.entropy_coef * bonus;
 
-  // Metrics over the tokens that enter the loss.
-  double approx_kl = 0.0, ent_sum = 0.0, ratio_sum = 0.0;
-  for (size_t t = 0; t < n; ++t) {
-    if (in.token_weights[t] == 0.0f) continue;
-    ++m.tokens;
-    approx_kl += std::exp(-log_ratio[t]) - 1.0 + log_ratio[t];  // k3 of KL(π_old || π_θ) from π_old samples
-    ratio_sum += ratio[t];
-    m.ratio_max = std::max(m.ratio_max, ratio[t]);
-    if (!ent.empty()) ent_sum += ent[t];
-  }
-  const double count = static_cast<double>(std::max<int64_t>(m.tokens, 1));
+  PolicyLossMetrics m = loss_metrics(ratios, ent, in, sums);
   m.loss = total;
-  m.policy_loss = policy;
+  m.policy_loss = sums.policy;
   m.kl_loss = kl;
   m.entropy_bonus = bonus;
-  m.clip_frac_low = weight_total > 0 ? weight_low / weight_total : 0.0;
-  m.clip_frac_high = weight_total > 0 ? weight_high / weight_total : 0.0;
-  m.dual_clip_frac = weight_total > 0 ? weight_dual / weight_total : 0.0;
-  m.approx_kl = approx_kl / count;
-  m.entropy_mean = ent_sum / count;
-  m.ratio_mean = ratio_sum / count;
   if (metrics) *metrics = m;
   if (clip) *clip = std::move(status);
 
