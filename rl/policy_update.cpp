@@ -119,121 +119,128 @@ void gather_clip(dist::Communicator& comm, const std::vector<uint8_t>& computed_
   }
 }
 
-}  // namespace
+// One call's inputs and what it collects, shared by the steps below.
+struct Update {
+  model::Transformer& policy;
+  const RolloutBatch& batch;
+  const AdvantageResult& adv;
+  const RlConfig& rl;
+  const UpdateOptions& options;
+  const model::Transformer* reference;
+  UpdateStats& stats;
+  std::vector<uint8_t> computed_here;  // items whose loss this rank computed
+};
 
-UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimizer, const RolloutBatch& batch,
-                              const AdvantageResult& adv, const RlConfig& rl, const UpdateOptions& options,
-                              const model::Transformer* reference, dist::Communicator& comm) {
-  UpdateStats stats;
-  const int64_t G = std::max<int64_t>(batch.group_size, 1);
-  const int64_t groups = static_cast<int64_t>(batch.items.size()) / G;
-  stats.clip.resize(batch.items.size());
-  std::vector<uint8_t> computed_here(batch.items.size(), 0);
-  if (groups == 0) return stats;
-  const int64_t per_mini = rl.mini_batch_prompts > 0 ? rl.mini_batch_prompts : groups;
-  const bool entropy_needed = rl.entropy_coef != 0.0;
+// A mini-batch of items [first, last): loss weights normalised over all of it, before it is split (spec:
+// "Loss aggregation"), and the items with a token in the loss (only they are worth a forward).
+struct MiniBatch {
+  int64_t first = 0, last = 0;
+  std::vector<std::vector<float>> token_w;
+  std::vector<float> seq_w;
+  std::vector<int64_t> active;
+};
 
-  for (int epoch = 0; epoch < std::max(1, rl.ppo_epochs); ++epoch) {
-    for (int64_t g0 = 0; g0 < groups; g0 += per_mini) {
-      const int64_t first = g0 * G, last = std::min(groups, g0 + per_mini) * G;  // items [first, last)
-      // Normalisers over the whole mini-batch, before it is split (spec: "Loss aggregation").
-      std::vector<std::vector<uint8_t>> masks;
-      for (int64_t i = first; i < last; ++i) masks.push_back(adv.responses[static_cast<size_t>(i)].loss_mask);
-      const std::vector<std::vector<float>> token_w = token_loss_weights(masks, rl.loss_agg);
-      const std::vector<float> seq_w = sequence_loss_weights(masks);
-      // Only sequences with a token in the loss are worth a forward.
-      std::vector<int64_t> active;
-      for (int64_t i = first; i < last; ++i) {
-        const auto& m = masks[static_cast<size_t>(i - first)];
-        if (std::find(m.begin(), m.end(), 1) != m.end()) active.push_back(i);
-      }
-      if (active.empty()) continue;
-      // Micro-batches (rl.micro_batch_tokens, rl.group_by_length); the weights above already span the whole
-      // mini-batch, so the split changes only the order gradients are summed in.
-      std::vector<int64_t> lengths;
-      for (int64_t item : active) {
-        const model::Sample& s = batch.items[static_cast<size_t>(item)].sample;
-        lengths.push_back(static_cast<int64_t>(s.prompt_tokens.size() + s.tokens.size()));
-      }
-      // With several ranks, the micro-batches one process would run are dealt out in contiguous blocks.
-      const int64_t budget =
-          model::micro_batch_token_budget(rl.micro_batch_tokens, rl.micro_batch_memory_mb, policy.config());
-      MicroBatchPlan plan{budget, rl.group_by_length, micro_batch_overhead_tokens(policy.device()),
-                          rl.share_prompts ? kPackedSlotWidth : 0};
-      if (rl.share_prompts) {
-        // Equal prompts are one set of rows in a packed micro-batch (pack_shared_prompts compares contents).
-        std::map<std::vector<int32_t>, int64_t> prompt_id;
-        for (int64_t item : active) {
-          const std::vector<int32_t>& prompt = batch.items[static_cast<size_t>(item)].sample.prompt_tokens;
-          const int64_t id = prompt_id.try_emplace(prompt, static_cast<int64_t>(prompt_id.size())).first->second;
-          plan.prompt_ids.push_back(id);
-          plan.prompt_lengths.push_back(static_cast<int64_t>(prompt.size()));
-        }
-      }
-      const auto micro = plan_micro_batches(lengths, plan);
-      const dist::Share share = dist::share_of(static_cast<int64_t>(micro.size()), comm.rank(), comm.size());
-      std::vector<PolicyLossMetrics> micro_metrics;
-      for (int64_t mb = share.first; mb < share.last; ++mb) {
-        // The items of this micro-batch, in row order.
-        std::vector<int64_t> rows;
-        for (size_t a : micro[static_cast<size_t>(mb)]) rows.push_back(active[a]);
-        const ScoredMicroBatch mbatch = lay_out(batch, rows, rl.share_prompts, options.pad_id, policy.device());
-        const size_t n = mbatch.positions;
-        PolicyLossInputs in;
-        in.old_logprobs.assign(n, 0.0f);
-        in.advantages.assign(n, 0.0f);
-        in.token_weights.assign(n, 0.0f);
-        in.sequence_level = adv.sequence_level_loss;
-        for (size_t row = 0; row < rows.size(); ++row) {
-          const int64_t item = rows[row];
-          const model::Sample& s = batch.items[static_cast<size_t>(item)].sample;
-          const ResponseResult& r = adv.responses[static_cast<size_t>(item)];
-          const int64_t first_at = mbatch.first[row];
-          for (size_t t = 0; t < s.tokens.size(); ++t) {
-            const size_t at = static_cast<size_t>(first_at) + t;
-            in.old_logprobs[at] = s.logprobs[t];
-            in.advantages[at] = r.advantages[t];
-            in.token_weights[at] = token_w[static_cast<size_t>(item - first)][t];
-          }
-          if (in.sequence_level) {
-            in.seq_begin.push_back(first_at);
-            in.seq_end.push_back(first_at + static_cast<int64_t>(s.tokens.size()));
-            in.seq_advantages.push_back(r.seq_advantage);
-            in.seq_weights.push_back(seq_w[static_cast<size_t>(item - first)]);
-          }
-        }
-        if (rl.kl_coef != 0.0) {
-          GTPO_CHECK(reference != nullptr, "policy update: rl.kl_coef is set but there is no reference model");
-          NoGradGuard no_grad;
-          in.ref_logprobs = mbatch.score(*reference, options.temperature).logprob.to_vector();
-        }
-        ops::LogprobEntropy lp_ent = mbatch.score(policy, options.temperature);
-        PolicyLossMetrics m;
-        ClipStatus clip;
-        // Detached entropies still feed the entropy metric when there is no entropy bonus.
-        Tensor loss = policy_loss(lp_ent.logprob, entropy_needed ? lp_ent.entropy : lp_ent.entropy.detach(), in, rl, &m, &clip);
-        loss.backward();
-        micro_metrics.push_back(m);
-        for (size_t row = 0; row < rows.size(); ++row) {
-          const int64_t item = rows[row];
-          const model::Sample& s = batch.items[static_cast<size_t>(item)].sample;
-          computed_here[static_cast<size_t>(item)] = 1;
-          ClipStatus& out = stats.clip[static_cast<size_t>(item)];
-          out.assign(s.tokens.size(), 0);
-          for (size_t t = 0; t < s.tokens.size(); ++t) out[t] = clip[static_cast<size_t>(mbatch.first[row]) + t];
-        }
-      }
-      for (const PolicyLossMetrics& m : gather_metrics(comm, micro_metrics)) accumulate(stats.loss, m);
-      dist::allreduce_gradients(comm, policy.parameters());  // before the norm: every rank clips the sum
-      stats.grad_norm = optim::clip_grad_norm(policy.parameters(), options.grad_clip);
-      optimizer.step(options.lr);
-      policy.parameters().zero_grad();
-      stats.optimizer_steps++;
+MiniBatch mini_batch(const Update& u, int64_t first, int64_t last) {
+  MiniBatch mb{first, last, {}, {}, {}};
+  std::vector<std::vector<uint8_t>> masks;
+  for (int64_t i = first; i < last; ++i) masks.push_back(u.adv.responses[static_cast<size_t>(i)].loss_mask);
+  mb.token_w = token_loss_weights(masks, u.rl.loss_agg);
+  mb.seq_w = sequence_loss_weights(masks);
+  for (int64_t i = first; i < last; ++i) {
+    const auto& m = masks[static_cast<size_t>(i - first)];
+    if (std::find(m.begin(), m.end(), 1) != m.end()) mb.active.push_back(i);
+  }
+  return mb;
+}
+
+// Micro-batches of the active items (rl.micro_batch_tokens, rl.group_by_length, rl.share_prompts), as
+// indices into mb.active; the weights already span the whole mini-batch, so the split changes only the
+// order gradients are summed in.
+std::vector<std::vector<size_t>> micro_batches(const Update& u, const MiniBatch& mb) {
+  std::vector<int64_t> lengths;
+  for (int64_t item : mb.active) {
+    const model::Sample& s = u.batch.items[static_cast<size_t>(item)].sample;
+    lengths.push_back(static_cast<int64_t>(s.prompt_tokens.size() + s.tokens.size()));
+  }
+  const int64_t budget =
+      model::micro_batch_token_budget(u.rl.micro_batch_tokens, u.rl.micro_batch_memory_mb, u.policy.config());
+  MicroBatchPlan plan{budget, u.rl.group_by_length, micro_batch_overhead_tokens(u.policy.device()),
+                      u.rl.share_prompts ? kPackedSlotWidth : 0};
+  if (u.rl.share_prompts) {
+    // Equal prompts are one set of rows in a packed micro-batch (pack_shared_prompts compares contents).
+    std::map<std::vector<int32_t>, int64_t> prompt_id;
+    for (int64_t item : mb.active) {
+      const std::vector<int32_t>& prompt = u.batch.items[static_cast<size_t>(item)].sample.prompt_tokens;
+      const int64_t id = prompt_id.try_emplace(prompt, static_cast<int64_t>(prompt_id.size())).first->second;
+      plan.prompt_ids.push_back(id);
+      plan.prompt_lengths.push_back(static_cast<int64_t>(prompt.size()));
     }
   }
-  gather_clip(comm, computed_here, stats.clip);
-  // The losses are means per optimiser step (each step's micro-batches sum to its loss), like TRL's and
-  // verl's; the ratios and fractions below are token-weighted means over every step.
+  return plan_micro_batches(lengths, plan);
+}
+
+// The policy loss's per-position inputs for the items `rows`, laid out as in mbatch.
+PolicyLossInputs loss_inputs(const Update& u, const MiniBatch& mb, const std::vector<int64_t>& rows,
+                             const ScoredMicroBatch& mbatch) {
+  const size_t n = mbatch.positions;
+  PolicyLossInputs in;
+  in.old_logprobs.assign(n, 0.0f);
+  in.advantages.assign(n, 0.0f);
+  in.token_weights.assign(n, 0.0f);
+  in.sequence_level = u.adv.sequence_level_loss;
+  for (size_t row = 0; row < rows.size(); ++row) {
+    const int64_t item = rows[row];
+    const model::Sample& s = u.batch.items[static_cast<size_t>(item)].sample;
+    const ResponseResult& r = u.adv.responses[static_cast<size_t>(item)];
+    const int64_t first_at = mbatch.first[row];
+    for (size_t t = 0; t < s.tokens.size(); ++t) {
+      const size_t at = static_cast<size_t>(first_at) + t;
+      in.old_logprobs[at] = s.logprobs[t];
+      in.advantages[at] = r.advantages[t];
+      in.token_weights[at] = mb.token_w[static_cast<size_t>(item - mb.first)][t];
+    }
+    if (in.sequence_level) {
+      in.seq_begin.push_back(first_at);
+      in.seq_end.push_back(first_at + static_cast<int64_t>(s.tokens.size()));
+      in.seq_advantages.push_back(r.seq_advantage);
+      in.seq_weights.push_back(mb.seq_w[static_cast<size_t>(item - mb.first)]);
+    }
+  }
+  return in;
+}
+
+// Forward, loss and backward of one micro-batch (gradients accumulate); its items' clip statuses.
+PolicyLossMetrics run_micro_batch(Update& u, const MiniBatch& mb, const std::vector<int64_t>& rows) {
+  const ScoredMicroBatch mbatch =
+      lay_out(u.batch, rows, u.rl.share_prompts, u.options.pad_id, u.policy.device());
+  PolicyLossInputs in = loss_inputs(u, mb, rows, mbatch);
+  if (u.rl.kl_coef != 0.0) {
+    GTPO_CHECK(u.reference != nullptr, "policy update: rl.kl_coef is set but there is no reference model");
+    NoGradGuard no_grad;
+    in.ref_logprobs = mbatch.score(*u.reference, u.options.temperature).logprob.to_vector();
+  }
+  ops::LogprobEntropy lp_ent = mbatch.score(u.policy, u.options.temperature);
+  PolicyLossMetrics m;
+  ClipStatus clip;
+  // Detached entropies still feed the entropy metric when there is no entropy bonus.
+  const bool entropy_needed = u.rl.entropy_coef != 0.0;
+  Tensor loss = policy_loss(lp_ent.logprob, entropy_needed ? lp_ent.entropy : lp_ent.entropy.detach(), in,
+                            u.rl, &m, &clip);
+  loss.backward();
+  for (size_t row = 0; row < rows.size(); ++row) {
+    const int64_t item = rows[row];
+    const model::Sample& s = u.batch.items[static_cast<size_t>(item)].sample;
+    u.computed_here[static_cast<size_t>(item)] = 1;
+    ClipStatus& out = u.stats.clip[static_cast<size_t>(item)];
+    out.assign(s.tokens.size(), 0);
+    for (size_t t = 0; t < s.tokens.size(); ++t) out[t] = clip[static_cast<size_t>(mbatch.first[row]) + t];
+  }
+  return m;
+}
+
+// The losses are means per optimiser step (each step's micro-batches sum to its loss), like TRL's and
+// verl's; the ratios and fractions are token-weighted means over every step.
+void to_means(UpdateStats& stats) {
   PolicyLossMetrics& l = stats.loss;
   const double steps = static_cast<double>(std::max<int64_t>(stats.optimizer_steps, 1));
   l.loss /= steps;
@@ -248,6 +255,43 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
   l.entropy_mean /= w;
   l.ratio_mean /= w;
   stats.tokens = l.tokens;
+}
+
+}  // namespace
+
+UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimizer, const RolloutBatch& batch,
+                              const AdvantageResult& adv, const RlConfig& rl, const UpdateOptions& options,
+                              const model::Transformer* reference, dist::Communicator& comm) {
+  UpdateStats stats;
+  const int64_t G = std::max<int64_t>(batch.group_size, 1);
+  const int64_t groups = static_cast<int64_t>(batch.items.size()) / G;
+  stats.clip.resize(batch.items.size());
+  Update u{policy, batch, adv, rl, options, reference, stats, std::vector<uint8_t>(batch.items.size(), 0)};
+  if (groups == 0) return stats;
+  const int64_t per_mini = rl.mini_batch_prompts > 0 ? rl.mini_batch_prompts : groups;
+  for (int epoch = 0; epoch < std::max(1, rl.ppo_epochs); ++epoch) {
+    for (int64_t g0 = 0; g0 < groups; g0 += per_mini) {
+      const MiniBatch mb = mini_batch(u, g0 * G, std::min(groups, g0 + per_mini) * G);
+      if (mb.active.empty()) continue;
+      const auto micro = micro_batches(u, mb);
+      // With several ranks, the micro-batches one process would run are dealt out in contiguous blocks.
+      const dist::Share share = dist::share_of(static_cast<int64_t>(micro.size()), comm.rank(), comm.size());
+      std::vector<PolicyLossMetrics> micro_metrics;
+      for (int64_t m = share.first; m < share.last; ++m) {
+        std::vector<int64_t> rows;  // the items of this micro-batch, in row order
+        for (size_t a : micro[static_cast<size_t>(m)]) rows.push_back(mb.active[a]);
+        micro_metrics.push_back(run_micro_batch(u, mb, rows));
+      }
+      for (const PolicyLossMetrics& m : gather_metrics(comm, micro_metrics)) accumulate(stats.loss, m);
+      dist::allreduce_gradients(comm, policy.parameters());  // before the norm: every rank clips the sum
+      stats.grad_norm = optim::clip_grad_norm(policy.parameters(), options.grad_clip);
+      optimizer.step(options.lr);
+      policy.parameters().zero_grad();
+      stats.optimizer_steps++;
+    }
+  }
+  gather_clip(comm, u.computed_here, stats.clip);
+  to_means(stats);
   return stats;
 }
 
