@@ -125,6 +125,93 @@ std::vector<RolloutItem> gather_round(dist::Communicator& comm, const ProblemSou
   return all;
 }
 
+// This rank's share of a round: its prompts (problems cursor + share.first ...) sampled G times each and
+// verified, in prompt order.
+std::vector<RolloutItem> sample_share(const model::Transformer& policy, const data::Tokenizer& tokenizer,
+                                      const ProblemSource& source, uint64_t cursor, const dist::Share& share,
+                                      const model::SamplingOptions& sampling, model::SamplerStats& stats) {
+  const int64_t G = sampling.group_size, mine = share.last - share.first;
+  std::vector<model::PromptInput> inputs;
+  std::vector<data::Problem> problems;
+  std::vector<uint64_t> indices;
+  for (int64_t p = 0; p < mine; ++p) {
+    const uint64_t index = cursor + static_cast<uint64_t>(share.first + p);
+    problems.push_back(source.train(index));
+    indices.push_back(index);
+    inputs.push_back({index, data::encode_prompt(tokenizer, problems.back())});
+  }
+  std::vector<model::Sample> samples;
+  if (!inputs.empty())
+    samples = model::sample_groups(policy, inputs, model::with_model_eos(sampling, policy), &stats);
+  std::vector<RolloutItem> round;
+  round.reserve(static_cast<size_t>(mine * G));
+  for (int64_t p = 0; p < mine; ++p)
+    for (int64_t g = 0; g < G; ++g) {
+      RolloutItem it;
+      it.problem_index = indices[static_cast<size_t>(p)];
+      it.problem = problems[static_cast<size_t>(p)];
+      it.sample = std::move(samples[static_cast<size_t>(p * G + g)]);
+      it.truncated = it.sample.finish == model::FinishReason::length;
+      it.completion = decode_completion(tokenizer, it.sample);
+      it.verdict = source.check(it.problem, it.completion);
+      if (it.truncated) it.verdict.correct = false;  // spec: a truncated response is incorrect
+      round.push_back(std::move(it));
+    }
+  return round;
+}
+
+// Every completion of the round is scored before any group is judged or kept: by the run's reward
+// functions, or by the verifier alone.
+void score_round(std::vector<RolloutItem>& round, RewardRunner* rewards, int64_t step, RolloutBatch& batch) {
+  if (rewards != nullptr) {
+    const auto t = std::chrono::steady_clock::now();
+    std::vector<RolloutItem*> pointers;
+    for (RolloutItem& it : round) pointers.push_back(&it);
+    if (!pointers.empty()) rewards->score(pointers, step);  // a rank may have no prompt this round
+    batch.seconds_rewards += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    return;
+  }
+  const std::vector<RewardFunctionConfig> verifier_only = reward_functions(RewardSection{});
+  for (RolloutItem& it : round)
+    it.reward = combine_scores(verifier_only, {builtin_reward("correct", it.verdict, 0, 1)},
+                               RewardSection{}.correct_threshold, it.truncated);
+}
+
+// Counts the round's groups and keeps them in the batch: every group, or with dynamic sampling only those
+// with both correct and incorrect responses (the others go to dropped_items, up to a batch's worth).
+void keep_groups(RolloutBatch& batch, std::vector<RolloutItem>& round, int64_t prompts, const RlConfig& rl,
+                 bool continuous) {
+  const int64_t G = batch.group_size, groups = static_cast<int64_t>(round.size()) / std::max<int64_t>(G, 1);
+  for (int64_t p = 0; p < groups; ++p) {
+    const auto first = round.begin() + p * G;
+    int correct = 0;
+    for (auto it = first; it != first + G; ++it) correct += it->reward.correct ? 1 : 0;
+    batch.sampled_groups++;
+    batch.sampled_responses += G;
+    batch.sampled_correct += correct;
+    const bool informative = correct > 0 && correct < G;
+    // Without dynamic sampling every group is kept; the advantage math then gives uniform groups zero
+    // advantage (grpo) or drops them itself.
+    if (rl.dynamic_sampling && !informative) {
+      if (static_cast<int64_t>(batch.dropped_items.size()) < prompts * G)
+        batch.dropped_items.insert(batch.dropped_items.end(), std::make_move_iterator(first),
+                                   std::make_move_iterator(first + G));
+      continue;
+    }
+    for (auto it = first; it != first + G; ++it) {
+      Response r;
+      r.correct = it->reward.correct;
+      r.truncated = it->truncated;
+      r.length = static_cast<int>(it->sample.tokens.size());
+      r.entropies = std::move(it->sample.entropies);
+      if (continuous) r.reward = it->reward.total;
+      batch.responses.push_back(std::move(r));
+      batch.items.push_back(std::move(*it));
+    }
+    batch.kept_groups++;
+  }
+}
+
 }  // namespace
 
 RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Tokenizer& tokenizer,
@@ -134,56 +221,20 @@ RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Toke
   GTPO_CHECK(prompts > 0, "rollouts: prompts per step must be positive");
   RolloutBatch batch;
   batch.group_size = sampling.group_size;
-  const int64_t G = sampling.group_size;
   const int64_t max_rounds = rl.dynamic_sampling ? std::max(1, rl.max_resample_rounds + 1) : 1;
-  const std::vector<RewardFunctionConfig> verifier_only = reward_functions(RewardSection{});
   while (batch.kept_groups < prompts && batch.rounds < max_rounds) {
     // Every rank advances the cursor past the whole round and samples, verifies and scores its contiguous
     // share of the round's prompts; the gather below gives every rank the round in prompt order, as one
     // process would see it, before any group is judged or kept.
     const int64_t wanted = prompts - batch.kept_groups;
     const dist::Share share = dist::share_of(wanted, comm.rank(), comm.size());
-    const int64_t mine = share.last - share.first;
-    std::vector<model::PromptInput> inputs;
-    std::vector<data::Problem> problems;
-    std::vector<uint64_t> indices;
-    for (int64_t p = 0; p < mine; ++p) {
-      const uint64_t index = cursor + static_cast<uint64_t>(share.first + p);
-      problems.push_back(source.train(index));
-      indices.push_back(index);
-      inputs.push_back({index, data::encode_prompt(tokenizer, problems.back())});
-    }
+    const uint64_t round_start = cursor;
     cursor += static_cast<uint64_t>(wanted);
     model::SamplerStats round_stats;
-    std::vector<model::Sample> samples;
-    if (!inputs.empty()) samples = model::sample_groups(policy, inputs, model::with_model_eos(sampling, policy), &round_stats);
+    std::vector<RolloutItem> round =
+        sample_share(policy, tokenizer, source, round_start, share, sampling, round_stats);
     batch.rounds++;
-    std::vector<RolloutItem> round;
-    round.reserve(static_cast<size_t>(mine * G));
-    for (int64_t p = 0; p < mine; ++p)
-      for (int64_t g = 0; g < G; ++g) {
-        RolloutItem it;
-        it.problem_index = indices[static_cast<size_t>(p)];
-        it.problem = problems[static_cast<size_t>(p)];
-        it.sample = std::move(samples[static_cast<size_t>(p * G + g)]);
-        it.truncated = it.sample.finish == model::FinishReason::length;
-        it.completion = decode_completion(tokenizer, it.sample);
-        it.verdict = source.check(it.problem, it.completion);
-        if (it.truncated) it.verdict.correct = false;  // spec: a truncated response is incorrect
-        round.push_back(std::move(it));
-      }
-    // Every completion of the round is scored before any group is judged or kept.
-    if (rewards != nullptr) {
-      const auto t = std::chrono::steady_clock::now();
-      std::vector<RolloutItem*> pointers;
-      for (RolloutItem& it : round) pointers.push_back(&it);
-      if (!pointers.empty()) rewards->score(pointers, step);  // a rank may have no prompt this round
-      batch.seconds_rewards += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-    } else {
-      for (RolloutItem& it : round)
-        it.reward = combine_scores(verifier_only, {builtin_reward("correct", it.verdict, 0, 1)},
-                                   RewardSection{}.correct_threshold, it.truncated);
-    }
+    score_round(round, rewards, step, batch);
     round = gather_round(comm, source, std::move(round), round_stats);
     batch.sampler.prefill_tokens += round_stats.prefill_tokens;
     batch.sampler.generated_tokens += round_stats.generated_tokens;
@@ -191,35 +242,7 @@ RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Toke
     batch.sampler.decode_seconds += round_stats.decode_seconds;
     batch.sampler.kv_cache_bytes = round_stats.kv_cache_bytes;  // the last round's, as the sampler reports it
     for (const RolloutItem& it : round) batch.sampled_rewards.push_back(it.reward);
-    const bool continuous = rewards != nullptr && rewards->continuous();
-    for (int64_t p = 0; p < wanted; ++p) {
-      const auto first = round.begin() + p * G;
-      int correct = 0;
-      for (auto it = first; it != first + G; ++it) correct += it->reward.correct ? 1 : 0;
-      batch.sampled_groups++;
-      batch.sampled_responses += G;
-      batch.sampled_correct += correct;
-      const bool informative = correct > 0 && correct < G;
-      // Without dynamic sampling every group is kept; the advantage math then gives uniform groups zero
-      // advantage (grpo) or drops them itself.
-      if (rl.dynamic_sampling && !informative) {
-        if (static_cast<int64_t>(batch.dropped_items.size()) < prompts * G)
-          batch.dropped_items.insert(batch.dropped_items.end(), std::make_move_iterator(first),
-                                     std::make_move_iterator(first + G));
-        continue;
-      }
-      for (auto it = first; it != first + G; ++it) {
-        Response r;
-        r.correct = it->reward.correct;
-        r.truncated = it->truncated;
-        r.length = static_cast<int>(it->sample.tokens.size());
-        r.entropies = std::move(it->sample.entropies);
-        if (continuous) r.reward = it->reward.total;
-        batch.responses.push_back(std::move(r));
-        batch.items.push_back(std::move(*it));
-      }
-      batch.kept_groups++;
-    }
+    keep_groups(batch, round, prompts, rl, rewards != nullptr && rewards->continuous());
   }
   return batch;
 }
