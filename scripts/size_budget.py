@@ -33,7 +33,6 @@ KNOWN_LONG = {
     "data/chat/parser.cpp:parse_primary": 83,
     "data/tokenizer/bpe_trainer.cpp:BpeTokenizer::train": 118,
     "data/tokenizer/hf/bpe_model.cpp:BpeModel::BpeModel": 83,
-    "runtime/cpu/cpu_attention_decode.cpp:decode_forward": 143,
     "runtime/cuda/cuda_attention_backward.cuh:bwd_kv_kernel": 90,
     "runtime/cuda/cuda_attention_forward.cuh:fwd_tiled_kernel": 102,
     "runtime/cuda/cuda_attention_forward.cuh:fwd_decode_kernel": 115,
