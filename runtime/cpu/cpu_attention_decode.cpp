@@ -193,16 +193,145 @@ void weighted_rows_of_heads(const float* probs, int64_t keys, int64_t h0, int co
   }
 }
 
+// The sizes of one decode_forward call, shared by its passes.
+struct DecodeShape {
+  int64_t d, heads, group, keys, q_row, kv_row;
+  int64_t vecs;  // head sizes of 1 to kMaxVecs whole vectors take the blocked scores and the value sums in
+                 // registers; 0: neither
+  float scale;
+};
+
+// One batch entry's key and value rows; positions below prefix_len live in the group's shared prefix (read
+// from cache by every row of the group, instead of from DRAM once per row).
+struct KvRows {
+  const float *k, *v, *prefix_k, *prefix_v;
+  int64_t prefix_len, row;
+  const float* key(int64_t j) const { return (j < prefix_len ? prefix_k : k) + j * row; }
+  const float* value(int64_t j) const { return (j < prefix_len ? prefix_v : v) + j * row; }
+};
+
+// Pass 1, scores [head, key] of keys [0, kend) and each head's maximum: the scale multiplies each dot
+// product; within one ulp of the blocked kernel's (scale q) . k, which the decode tests tolerate. Whole
+// blocks of kLanes keys first (head sizes of whole vectors), then the rest one key at a time, with the same
+// bits per score.
+void decode_scores(const DecodeShape& s, const KvRows& rows, const float* qi, const int32_t* mask,
+                   int64_t kend, float* scores, float* row_max) {
+  const int64_t d = s.d, heads = s.heads, keys = s.keys, kv_row = s.kv_row;
+  auto key_row = [&](int64_t j) { return rows.key(j); };
+  auto value_row = [&](int64_t j) { return rows.value(j); };
+  std::fill(row_max, row_max + heads, kNegInf);
+  const int64_t blocked = s.vecs > 0 ? kend / kLanes * kLanes : 0;
+  if (blocked > 0) {
+    Lanes max_lanes[kMaxHeadsInLanes];
+    const bool lanes_max = heads <= kMaxHeadsInLanes;
+    for (int64_t h = 0; h < heads && lanes_max; ++h) max_lanes[h] = Lanes{} + kNegInf;
+    with_vecs(s.vecs, [&](auto vectors) {  // the head size as a constant, once per row
+      constexpr int V = decltype(vectors)::value;
+      for (int64_t j0 = 0; j0 < blocked; j0 += kLanes) {
+        // The next block's key rows and this block's value rows, a cache line at a time: decode is bound
+        // by streaming the cache from memory, and the hardware prefetcher restarts at every 4 KB page
+        // (8 key rows of the larger TRL job); this took its decode attention from 10 to 13 GB/s.
+        prefetch_rows(key_row, j0 + kLanes, std::min(j0 + 2 * kLanes, kend), kv_row);
+        prefetch_rows(value_row, j0, j0 + kLanes, kv_row);
+        if (j0 + kLanes == blocked) prefetch_rows(value_row, blocked, kend, kv_row);
+        for (int64_t h = 0; h < heads; ++h) {
+          Lanes qv[V];
+          for (int t = 0; t < V; ++t) qv[t] = load(qi + h * d + t * kLanes);
+          Lanes sc = block_scores<V>(qv, key_row, j0, (h / s.group) * d, s.scale);
+          if (mask) {
+            IntLanes visible;
+            std::memcpy(&visible, mask + j0, sizeof(IntLanes));
+            sc = visible == 0 ? Lanes{} + kNegInf : sc;
+          }
+          store(scores + h * keys + j0, sc);
+          // max is exact: the lanes' order changes at most the sign of a zero maximum, which no result
+          // sees (exp(s - m) and m + log(sum) with sum >= 1 are the same for m = +0 and -0)
+          if (lanes_max) {
+            max_lanes[h] = sc > max_lanes[h] ? sc : max_lanes[h];
+          } else {
+            for (int l = 0; l < kLanes; ++l) row_max[h] = std::max(row_max[h], sc[l]);
+          }
+        }
+      }
+    });
+    for (int64_t h = 0; h < heads && lanes_max; ++h)
+      for (int l = 0; l < kLanes; ++l) row_max[h] = std::max(row_max[h], max_lanes[h][l]);
+  }
+  for (int64_t j = blocked; j < kend; ++j) {
+    const bool hidden = mask && mask[j] == 0;
+    for (int64_t h = 0; h < heads; ++h) {
+      const float sc = hidden ? kNegInf : s.scale * dot(qi + h * d, key_row(j) + (h / s.group) * d, d);
+      scores[h * keys + j] = sc;
+      row_max[h] = std::max(row_max[h], sc);
+    }
+  }
+}
+
+// Pass 2, probabilities and the weighted sum of value rows, keys in index order. A head's exps are one loop
+// over its keys (it vectorises; a hidden key's is computed and never used), then its sums: the same terms in
+// the same order as one key at a time.
+void decode_weighted_sum(const DecodeShape& s, const KvRows& rows, const int32_t* mask, int64_t kend,
+                         float* scores, const float* row_max, float* acc, float* row_sum) {
+  const int64_t d = s.d, heads = s.heads, keys = s.keys;
+  auto value_row = [&](int64_t j) { return rows.value(j); };
+  std::fill(acc, acc + heads * d, 0.0f);
+  std::fill(row_sum, row_sum + heads, 0.0f);
+  for (int64_t h = 0; h < heads; ++h) {
+    if (row_max[h] == kNegInf) continue;
+    float* ph = scores + h * keys;
+    const float mh = row_max[h];
+    for (int64_t j = 0; j < kend; ++j) ph[j] = cpu_math::exp_bounded(ph[j] - mh);
+  }
+  // Chunks of heads side by side where they fit in registers together and all see a key, else one head at
+  // a time; head sizes of no whole vector count by axpy.
+  const int64_t chunk = s.vecs > 0 ? kAccumulators / s.vecs : 1;
+  auto sum_heads = [&](int64_t h0, int count) {
+    with_vecs(s.vecs, [&](auto v) {
+      weighted_rows_of_heads<decltype(v)::value>(scores, keys, h0, count, s.group, kend, mask, value_row, d,
+                                                 acc, row_sum);
+    });
+  };
+  for (int64_t h0 = 0; h0 < heads; h0 += chunk) {
+    const int count = static_cast<int>(std::min(chunk, heads - h0));
+    bool all_live = true;
+    for (int c = 0; c < count; ++c) all_live = all_live && row_max[h0 + c] != kNegInf;
+    if (s.vecs > 0 && all_live) {
+      sum_heads(h0, count);
+      continue;
+    }
+    for (int64_t h = h0; h < h0 + count; ++h) {
+      if (row_max[h] == kNegInf) continue;
+      if (s.vecs > 0) {
+        sum_heads(h, 1);
+        continue;
+      }
+      const float* ph = scores + h * keys;
+      float* acc_h = acc + h * d;
+      const int64_t kv_col = (h / s.group) * d;
+      for (int64_t j = 0; j < kend; ++j) {
+        if (mask && mask[j] == 0) continue;
+        row_sum[h] += ph[j];
+        axpy(ph[j], value_row(j) + kv_col, acc_h, d);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void decode_forward(const AttentionArgs& a, const float* q, const float* k, const float* v, float* out,
                     float* lse) {
-  const int64_t d = a.head_dim, heads = a.q_heads, group = a.q_heads / a.kv_heads, offset = a.kv_len - a.q_len;
-  const int64_t q_row = heads * d, kv_row = a.kv_heads * d;
+  const int64_t d = a.head_dim, heads = a.q_heads, offset = a.kv_len - a.q_len;
+  const int64_t kv_row = a.kv_heads * d;
+  const DecodeShape shape{d,
+                          heads,
+                          a.q_heads / a.kv_heads,
+                          std::max<int64_t>(a.kv_len, 1),
+                          heads * d,
+                          kv_row,
+                          d % kLanes == 0 && d / kLanes <= kMaxVecs ? d / kLanes : 0,
+                          a.scale};
   const int64_t kv_batch = a.kv_batch_stride > 0 ? a.kv_batch_stride : a.kv_len * kv_row;
-  const int64_t keys = std::max<int64_t>(a.kv_len, 1);
-  // Head sizes of 1 to kMaxVecs whole vectors take the blocked scores and the value sums in registers; 0: neither.
-  const int64_t vecs = d % kLanes == 0 && d / kLanes <= kMaxVecs ? d / kLanes : 0;
   // A task is one batch entry: its key and value rows (all heads of a position are contiguous) are then
   // read front to back, once per query, which the hardware prefetcher streams. Reading one head at a time
   // touched a quarter of each row at a 1 KB stride and ran at memory latency, not bandwidth.
@@ -211,120 +340,28 @@ void decode_forward(const AttentionArgs& a, const float* q, const float* k, cons
     // vectors per row meant four allocations per row, layer and decode step. Every element read is
     // written first for the current row.
     thread_local std::vector<float> scores, acc, row_max, row_sum;
-    scores.resize(static_cast<size_t>(heads * keys));  // [head, key]
+    scores.resize(static_cast<size_t>(heads * shape.keys));  // [head, key]
     acc.resize(static_cast<size_t>(heads * d));
     row_max.resize(static_cast<size_t>(heads));
     row_sum.resize(static_cast<size_t>(heads));
     for (int64_t b = tb; b < te; ++b) {
       const int64_t kv_entry = a.kv_rows ? a.kv_rows[b] : b;  // the cache row this batch entry reads
-      const float* kb = k + kv_entry * kv_batch;
-      const float* vb = v + kv_entry * kv_batch;
-      // Positions below prefix_len live in the group's shared prefix (read from cache by every row of the
-      // group, instead of from DRAM once per row).
       const int64_t prefix_entry = kv_entry / a.prefix_group;
-      const float* pk = a.prefix_len > 0 ? a.prefix_k + prefix_entry * a.prefix_batch_stride : nullptr;
-      const float* pv = a.prefix_len > 0 ? a.prefix_v + prefix_entry * a.prefix_batch_stride : nullptr;
-      auto key_row = [&](int64_t j) { return (j < a.prefix_len ? pk : kb) + j * kv_row; };
-      auto value_row = [&](int64_t j) { return (j < a.prefix_len ? pv : vb) + j * kv_row; };
+      const KvRows rows{k + kv_entry * kv_batch,
+                        v + kv_entry * kv_batch,
+                        a.prefix_len > 0 ? a.prefix_k + prefix_entry * a.prefix_batch_stride : nullptr,
+                        a.prefix_len > 0 ? a.prefix_v + prefix_entry * a.prefix_batch_stride : nullptr,
+                        a.prefix_len,
+                        kv_row};
       const int32_t* mask = a.key_mask ? a.key_mask + b * a.kv_len : nullptr;
       for (int64_t i = 0; i < a.q_len; ++i) {
         const int64_t kend = std::clamp<int64_t>(i + offset + 1, 0, a.kv_len);  // keys [0, kend) are causal
-        // Pass 1, scores: the scale multiplies each dot product; within one ulp of the blocked kernel's
-        // (scale q) . k, which the decode tests tolerate. Whole blocks of kLanes keys first (head sizes of
-        // whole vectors), then the rest one key at a time, with the same bits per score.
-        std::fill(row_max.begin(), row_max.end(), kNegInf);
-        const float* qi = q + (b * a.q_len + i) * q_row;
-        const int64_t blocked = vecs > 0 ? kend / kLanes * kLanes : 0;
-        if (blocked > 0) {
-          Lanes max_lanes[kMaxHeadsInLanes];
-          const bool lanes_max = heads <= kMaxHeadsInLanes;
-          for (int64_t h = 0; h < heads && lanes_max; ++h) max_lanes[h] = Lanes{} + kNegInf;
-          with_vecs(vecs, [&](auto vectors) {  // the head size as a constant, once per row
-            constexpr int V = decltype(vectors)::value;
-            for (int64_t j0 = 0; j0 < blocked; j0 += kLanes) {
-              // The next block's key rows and this block's value rows, a cache line at a time: decode is bound
-              // by streaming the cache from memory, and the hardware prefetcher restarts at every 4 KB page
-              // (8 key rows of the larger TRL job); this took its decode attention from 10 to 13 GB/s.
-              prefetch_rows(key_row, j0 + kLanes, std::min(j0 + 2 * kLanes, kend), kv_row);
-              prefetch_rows(value_row, j0, j0 + kLanes, kv_row);
-              if (j0 + kLanes == blocked) prefetch_rows(value_row, blocked, kend, kv_row);
-              for (int64_t h = 0; h < heads; ++h) {
-                Lanes qv[V];
-                for (int t = 0; t < V; ++t) qv[t] = load(qi + h * d + t * kLanes);
-                Lanes sc = block_scores<V>(qv, key_row, j0, (h / group) * d, a.scale);
-                if (mask) {
-                  IntLanes visible;
-                  std::memcpy(&visible, mask + j0, sizeof(IntLanes));
-                  sc = visible == 0 ? Lanes{} + kNegInf : sc;
-                }
-                store(scores.data() + h * keys + j0, sc);
-                // max is exact: the lanes' order changes at most the sign of a zero maximum, which no result
-                // sees (exp(s - m) and m + log(sum) with sum >= 1 are the same for m = +0 and -0)
-                if (lanes_max) {
-                  max_lanes[h] = sc > max_lanes[h] ? sc : max_lanes[h];
-                } else {
-                  for (int l = 0; l < kLanes; ++l) row_max[h] = std::max(row_max[h], sc[l]);
-                }
-              }
-            }
-          });
-          for (int64_t h = 0; h < heads && lanes_max; ++h)
-            for (int l = 0; l < kLanes; ++l) row_max[h] = std::max(row_max[h], max_lanes[h][l]);
-        }
-        for (int64_t j = blocked; j < kend; ++j) {
-          const bool hidden = mask && mask[j] == 0;
-          for (int64_t h = 0; h < heads; ++h) {
-            const float s = hidden ? kNegInf : a.scale * dot(qi + h * d, key_row(j) + (h / group) * d, d);
-            scores[h * keys + j] = s;
-            row_max[h] = std::max(row_max[h], s);
-          }
-        }
-        // Pass 2, probabilities and the weighted sum of value rows, keys in index order. A head's exps are
-        // one loop over its keys (it vectorises; a hidden key's is computed and never used), then its
-        // sums: the same terms in the same order as one key at a time.
-        std::fill(acc.begin(), acc.end(), 0.0f);
-        std::fill(row_sum.begin(), row_sum.end(), 0.0f);
+        decode_scores(shape, rows, q + (b * a.q_len + i) * shape.q_row, mask, kend, scores.data(),
+                      row_max.data());
+        decode_weighted_sum(shape, rows, mask, kend, scores.data(), row_max.data(), acc.data(),
+                            row_sum.data());
         for (int64_t h = 0; h < heads; ++h) {
-          if (row_max[h] == kNegInf) continue;
-          float* ph = scores.data() + h * keys;
-          const float mh = row_max[h];
-          for (int64_t j = 0; j < kend; ++j) ph[j] = cpu_math::exp_bounded(ph[j] - mh);
-        }
-        // Chunks of heads side by side where they fit in registers together and all see a key, else one
-        // head at a time; head sizes of no whole vector count by axpy.
-        const int64_t chunk = vecs > 0 ? kAccumulators / vecs : 1;
-        auto sum_heads = [&](int64_t h0, int count) {
-          with_vecs(vecs, [&](auto v) {
-            weighted_rows_of_heads<decltype(v)::value>(scores.data(), keys, h0, count, group, kend, mask, value_row,
-                                                       d, acc.data(), row_sum.data());
-          });
-        };
-        for (int64_t h0 = 0; h0 < heads; h0 += chunk) {
-          const int count = static_cast<int>(std::min(chunk, heads - h0));
-          bool all_live = true;
-          for (int c = 0; c < count; ++c) all_live = all_live && row_max[h0 + c] != kNegInf;
-          if (vecs > 0 && all_live) {
-            sum_heads(h0, count);
-            continue;
-          }
-          for (int64_t h = h0; h < h0 + count; ++h) {
-            if (row_max[h] == kNegInf) continue;
-            if (vecs > 0) {
-              sum_heads(h, 1);
-              continue;
-            }
-            const float* ph = scores.data() + h * keys;
-            float* acc_h = acc.data() + h * d;
-            const int64_t kv_col = (h / group) * d;
-            for (int64_t j = 0; j < kend; ++j) {
-              if (mask && mask[j] == 0) continue;
-              row_sum[h] += ph[j];
-              axpy(ph[j], value_row(j) + kv_col, acc_h, d);
-            }
-          }
-        }
-        for (int64_t h = 0; h < heads; ++h) {
-          float* o = out + (b * a.q_len + i) * q_row + h * d;
+          float* o = out + (b * a.q_len + i) * shape.q_row + h * d;
           float* l_out = lse + (b * heads + h) * a.q_len + i;
           if (row_max[h] == kNegInf) {  // no visible key: zeros and lse = -inf, as the contract says
             std::fill(o, o + d, 0.0f);
