@@ -46,11 +46,9 @@ log:
   progress: false
 )";
 
-}  // namespace
-
-nlohmann::json bench_rlstep(const Options& o) {
-  std::string where = o.config;
-  if (where.empty() && std::filesystem::exists(kQuickstartPath)) where = kQuickstartPath;
+// The timed run's config: the given one, else the quick start's where it exists, else the built-in; always
+// a fresh model and every group kept.
+rl::RunConfig rlstep_config(const Options& o, const std::string& where) {
   rl::RunConfig config = where.empty() ? rl::parse_run_config(kBuiltinConfig, "built-in rlstep config")
                                        : rl::load_run_config(where);
   config.train.seed = o.seed;
@@ -61,46 +59,52 @@ nlohmann::json bench_rlstep(const Options& o) {
   config.train.device = o.device;
   config.train.matmul_precision = o.precision;
   config.train.deterministic = true;
-  RunObjects run = build_run(config);
-  const optim::AdamWOptions adam = rl::adam_options(config.optim);
-  optim::AdamW optimizer(run.model->parameters(), adam);
-  std::unique_ptr<model::Transformer> reference;
-  if (config.rl.kl_coef != 0.0) {
-    reference = std::make_unique<model::Transformer>(run.model->config(), run.model->device());
-    for (const optim::Parameter& p : run.model->parameters())
-      reference->parameters().get(p.name).copy_(p.tensor.detach());
+  return config;
+}
+
+// The update's peak tensor memory (CPU allocator, above what is live when it starts) for the last step's
+// batch under several micro-batch budgets: bounded by the budget, not by prompts × G × length.
+nlohmann::json update_memory(const rl::RunConfig& config, RunObjects& run, optim::AdamW& optimizer,
+                             const model::Transformer* reference, const rl::RlStepResult& last, float lr) {
+  nlohmann::json memory = nlohmann::json::array();
+  if (config.train.device != Device::cpu || last.batch.items.empty()) return memory;
+  int64_t longest = 0;
+  for (const rl::RolloutItem& it : last.batch.items)
+    longest = std::max<int64_t>(
+        longest, static_cast<int64_t>(it.sample.prompt_tokens.size() + it.sample.tokens.size()));
+  const int64_t padded = longest * static_cast<int64_t>(last.batch.items.size());
+  for (int64_t budget : {int64_t{0}, padded / 4, padded / 16, longest}) {
+    rl::RunConfig probe = config;
+    probe.rl.micro_batch_tokens = budget;
+    const model::SamplingOptions sampling =
+        rl::sampling_options(probe.sampler, *run.tokenizer, probe.train.seed);
+    const size_t live = cpu_backend().allocator_stats().bytes_in_use;
+    cpu_backend().reset_allocator_peak();
+    (void)rl::run_policy_update(*run.model, optimizer, last.batch, last.advantages, probe.rl,
+                                rl::update_options(probe, sampling, lr), reference);
+    const double peak_mb =
+        static_cast<double>(cpu_backend().allocator_stats().peak_bytes_in_use - live) / 1048576.0;
+    memory.push_back(
+        {{"micro_batch_tokens", budget}, {"padded_tokens", padded}, {"update_peak_tensor_mb", peak_mb}});
+    std::fprintf(
+        stderr,
+        "gtpo: rlstep update peak %.2f MB with rl.micro_batch_tokens=%lld (mini-batch %lld padded tokens)\n",
+        peak_mb, static_cast<long long>(budget), static_cast<long long>(padded));
   }
-  rl::RewardRunner rewards(config.reward, config.sampler);  // an external reward's process lives across runs
-  const rl::RlStepModels models{*run.model, reference.get(), optimizer, *run.tokenizer, *run.source, &rewards};
-  const double baseline = current_rss_mb();
+  return memory;
+}
 
-  struct Phases {
-    double rollout = 0, scoring = 0, update = 0, rewards = 0;
-    int64_t generated = 0, update_tokens = 0;
-  };
-  std::vector<Phases> phases;
-  uint64_t cursor = 0;
-  int64_t step_number = 0;
-  rl::RlStepResult last;
-  auto step = [&] {
-    last = rl::rl_step(models, config, cursor, ++step_number, adam.lr);
-    Phases p;
-    p.rollout = last.seconds_rollout;
-    p.scoring = last.seconds_advantages;
-    p.update = last.seconds_update;
-    p.rewards = last.batch.seconds_rewards;
-    p.generated = last.batch.sampler.generated_tokens;
-    p.update_tokens = last.update.tokens;
-    phases.push_back(p);
-  };
-  const int64_t runs = o.runs > 0 ? o.runs : 5, warmup = o.warmup >= 0 ? o.warmup : 2;
-  const std::string name = where.empty() ? "built-in" : where;
-  std::fprintf(stderr, "gtpo: rlstep (%s config), %lld timed runs after %lld warm-up\n", name.c_str(),
-               static_cast<long long>(runs), static_cast<long long>(warmup));
-  const std::vector<double> seconds = time_runs(step, runs, warmup, "rl step", o.device);
+// One timed step's phases.
+struct Phases {
+  double rollout = 0, scoring = 0, update = 0, rewards = 0;
+  int64_t generated = 0, update_tokens = 0;
+};
 
+// Medians over the timed runs (the last seconds.size() of phases) of each phase and rate.
+nlohmann::json phase_medians(const std::vector<Phases>& phases, const std::vector<double>& seconds) {
   std::vector<double> rollout, scoring, update, rewards_s, rollout_rate, update_rate, step_rate;
-  for (size_t i = phases.size() - seconds.size(); i < phases.size(); ++i) {
+  const size_t first = phases.size() - seconds.size();
+  for (size_t i = first; i < phases.size(); ++i) {
     const Phases& p = phases[i];
     rollout.push_back(p.rollout);
     scoring.push_back(p.scoring);
@@ -108,33 +112,10 @@ nlohmann::json bench_rlstep(const Options& o) {
     rewards_s.push_back(p.rewards);
     rollout_rate.push_back(static_cast<double>(p.generated) / p.rollout);
     update_rate.push_back(static_cast<double>(p.update_tokens) / p.update);
-    step_rate.push_back(static_cast<double>(p.generated) / seconds[i - (phases.size() - seconds.size())]);
+    step_rate.push_back(static_cast<double>(p.generated) / seconds[i - first]);
   }
-  // The update's peak tensor memory (CPU allocator, above what is live when it starts) for the last step's
-  // batch under several micro-batch budgets: bounded by the budget, not by prompts × G × length.
-  nlohmann::json memory = nlohmann::json::array();
-  if (o.device == Device::cpu && !last.batch.items.empty()) {
-    int64_t longest = 0, padded = 0;
-    for (const rl::RolloutItem& it : last.batch.items)
-      longest = std::max<int64_t>(longest, static_cast<int64_t>(it.sample.prompt_tokens.size() + it.sample.tokens.size()));
-    padded = longest * static_cast<int64_t>(last.batch.items.size());
-    for (int64_t budget : {int64_t{0}, padded / 4, padded / 16, longest}) {
-      rl::RunConfig probe = config;
-      probe.rl.micro_batch_tokens = budget;
-      const model::SamplingOptions sampling = rl::sampling_options(probe.sampler, *run.tokenizer, probe.train.seed);
-      const size_t live = cpu_backend().allocator_stats().bytes_in_use;
-      cpu_backend().reset_allocator_peak();
-      (void)rl::run_policy_update(*run.model, optimizer, last.batch, last.advantages, probe.rl,
-                                  rl::update_options(probe, sampling, adam.lr), reference.get());
-      const double peak_mb = static_cast<double>(cpu_backend().allocator_stats().peak_bytes_in_use - live) / 1048576.0;
-      memory.push_back({{"micro_batch_tokens", budget}, {"padded_tokens", padded}, {"update_peak_tensor_mb", peak_mb}});
-      std::fprintf(stderr, "gtpo: rlstep update peak %.2f MB with rl.micro_batch_tokens=%lld (mini-batch %lld padded tokens)\n",
-                   peak_mb, static_cast<long long>(budget), static_cast<long long>(padded));
-    }
-  }
-  return {{"config", where.empty() ? "quickstart (built-in)" : where},
-          // Generated (response) tokens per second of the whole step: the rate a user's run advances at.
-          {"tokens_per_s", median(step_rate)},
+  // Generated (response) tokens per second of the whole step: the rate a user's run advances at.
+  return {{"tokens_per_s", median(step_rate)},
           {"runs", step_rate},
           {"gflops", nullptr},
           {"step_s", median(seconds)},
@@ -148,15 +129,54 @@ nlohmann::json bench_rlstep(const Options& o) {
           // Response tokens that entered the loss per second of the update phase (prompt tokens are
           // forwarded too but not counted).
           {"update_tokens_per_s", median(update_rate)},
-          {"generated_tokens", phases.back().generated},
-          {"prompts", config.train.prompts_per_step},
-          {"group_size", config.sampler.group_size},
-          // Peak tensor memory of the update phase above what was live when it started (CPU allocator), and
-          // the micro-batch budget that bounds it (0 = the whole mini-batch in one forward).
-          {"micro_batch_tokens", config.rl.micro_batch_tokens},
-          {"update_memory", memory},
-          {"params", run.model->parameters().numel()},
-          {"baseline_rss_mb", baseline}};
+          {"generated_tokens", phases.back().generated}};
+}
+
+}  // namespace
+
+nlohmann::json bench_rlstep(const Options& o) {
+  std::string where = o.config;
+  if (where.empty() && std::filesystem::exists(kQuickstartPath)) where = kQuickstartPath;
+  rl::RunConfig config = rlstep_config(o, where);
+  RunObjects run = build_run(config);
+  const optim::AdamWOptions adam = rl::adam_options(config.optim);
+  optim::AdamW optimizer(run.model->parameters(), adam);
+  std::unique_ptr<model::Transformer> reference;
+  if (config.rl.kl_coef != 0.0) {
+    reference = std::make_unique<model::Transformer>(run.model->config(), run.model->device());
+    for (const optim::Parameter& p : run.model->parameters())
+      reference->parameters().get(p.name).copy_(p.tensor.detach());
+  }
+  rl::RewardRunner rewards(config.reward, config.sampler);  // an external reward's process lives across runs
+  const rl::RlStepModels models{*run.model, reference.get(), optimizer, *run.tokenizer, *run.source, &rewards};
+  const double baseline = current_rss_mb();
+
+  std::vector<Phases> phases;
+  uint64_t cursor = 0;
+  int64_t step_number = 0;
+  rl::RlStepResult last;
+  auto step = [&] {
+    last = rl::rl_step(models, config, cursor, ++step_number, adam.lr);
+    phases.push_back({last.seconds_rollout, last.seconds_advantages, last.seconds_update,
+                      last.batch.seconds_rewards, last.batch.sampler.generated_tokens, last.update.tokens});
+  };
+  const int64_t runs = o.runs > 0 ? o.runs : 5, warmup = o.warmup >= 0 ? o.warmup : 2;
+  const std::string name = where.empty() ? "built-in" : where;
+  std::fprintf(stderr, "gtpo: rlstep (%s config), %lld timed runs after %lld warm-up\n", name.c_str(),
+               static_cast<long long>(runs), static_cast<long long>(warmup));
+  const std::vector<double> seconds = time_runs(step, runs, warmup, "rl step", o.device);
+
+  nlohmann::json out = {{"config", where.empty() ? "quickstart (built-in)" : where}};
+  out.update(phase_medians(phases, seconds));
+  // Peak tensor memory of the update phase above what was live when it started (CPU allocator), and the
+  // micro-batch budget that bounds it (0 = the whole mini-batch in one forward).
+  out["update_memory"] = update_memory(config, run, optimizer, reference.get(), last, adam.lr);
+  out["prompts"] = config.train.prompts_per_step;
+  out["group_size"] = config.sampler.group_size;
+  out["micro_batch_tokens"] = config.rl.micro_batch_tokens;
+  out["params"] = run.model->parameters().numel();
+  out["baseline_rss_mb"] = baseline;
+  return out;
 }
 
 }  // namespace gtpo::apps::bench

@@ -459,66 +459,12 @@ class Parser {
 
   ExprPtr parse_primary() {
     const Token& t = peek();
-    if (t.type == T::Name) {
-      next();
-      if (t.text == "true" || t.text == "True" || t.text == "false" || t.text == "False") {
-        auto e = make(Expr::Kind::Literal, t.line);
-        e->value = Value::from_bool(t.text == "true" || t.text == "True");
-        return e;
-      }
-      if (t.text == "none" || t.text == "None") {
-        auto e = make(Expr::Kind::Literal, t.line);
-        e->value = Value::none();
-        return e;
-      }
-      auto e = make(Expr::Kind::Name, t.line);
-      e->name = t.text;
-      return e;
-    }
-    if (t.type == T::String) {
-      auto e = make(Expr::Kind::Literal, t.line);
-      std::string text;
-      while (peek().type == T::String) text += next().text;  // adjacent literals concatenate
-      e->value = Value::from_string(text);
-      return e;
-    }
-    if (t.type == T::Int) {
-      next();
-      errno = 0;
-      const long long v = std::strtoll(t.text.c_str(), nullptr, 10);
-      if (errno == ERANGE) error(t.line, "integer literal ", t.text, " does not fit in 64 bits");
-      auto e = make(Expr::Kind::Literal, t.line);
-      e->value = Value::from_int(v);
-      return e;
-    }
-    if (t.type == T::Float) {
-      next();
-      auto e = make(Expr::Kind::Literal, t.line);
-      e->value = Value::from_float(std::strtod(t.text.c_str(), nullptr));
-      return e;
-    }
-    if (is_op("(")) {
-      next();
-      if (skip_op(")")) {
-        auto e = make(Expr::Kind::List, t.line);
-        e->is_tuple = true;
-        return e;
-      }
-      const int line = peek().line;
-      ExprPtr first = parse_expression();
-      if (is_op(",")) {
-        auto tuple = make(Expr::Kind::List, line);
-        tuple->is_tuple = true;
-        tuple->args.push_back(std::move(first));
-        while (skip_op(",") && !is_op(")")) tuple->args.push_back(parse_expression());
-        first = std::move(tuple);
-      }
-      expect_op(")");
-      return first;
-    }
+    if (t.type == T::Name) return parse_name(next());
+    if (t.type == T::String || t.type == T::Int || t.type == T::Float) return parse_number_or_string();
+    if (is_op("(")) return parse_parenthesized(next().line);
     if (is_op("[")) {
-      next();
-      auto e = make(Expr::Kind::List, t.line);
+      const int line = next().line;
+      auto e = make(Expr::Kind::List, line);
       while (!is_op("]")) {
         e->args.push_back(parse_expression());
         if (!skip_op(",")) break;
@@ -527,8 +473,8 @@ class Parser {
       return e;
     }
     if (is_op("{")) {
-      next();
-      auto e = make(Expr::Kind::Dict, t.line);
+      const int line = next().line;
+      auto e = make(Expr::Kind::Dict, line);
       while (!is_op("}")) {
         e->args.push_back(parse_expression());
         expect_op(":");
@@ -539,6 +485,63 @@ class Parser {
       return e;
     }
     error(t.line, "unexpected ", describe(t), ", expected an expression");
+  }
+
+  // true / True / false / False, none / None, or a variable.
+  ExprPtr parse_name(const Token& t) {
+    if (t.text == "true" || t.text == "True" || t.text == "false" || t.text == "False") {
+      auto e = make(Expr::Kind::Literal, t.line);
+      e->value = Value::from_bool(t.text == "true" || t.text == "True");
+      return e;
+    }
+    if (t.text == "none" || t.text == "None") {
+      auto e = make(Expr::Kind::Literal, t.line);
+      e->value = Value::none();
+      return e;
+    }
+    auto e = make(Expr::Kind::Name, t.line);
+    e->name = t.text;
+    return e;
+  }
+
+  ExprPtr parse_number_or_string() {
+    const Token& t = peek();
+    auto e = make(Expr::Kind::Literal, t.line);
+    if (t.type == T::String) {
+      std::string text;
+      while (peek().type == T::String) text += next().text;  // adjacent literals concatenate
+      e->value = Value::from_string(text);
+    } else if (t.type == T::Int) {
+      next();
+      errno = 0;
+      const long long v = std::strtoll(t.text.c_str(), nullptr, 10);
+      if (errno == ERANGE) error(t.line, "integer literal ", t.text, " does not fit in 64 bits");
+      e->value = Value::from_int(v);
+    } else {
+      next();
+      e->value = Value::from_float(std::strtod(t.text.c_str(), nullptr));
+    }
+    return e;
+  }
+
+  // After "(": an empty tuple, a parenthesised expression or a tuple.
+  ExprPtr parse_parenthesized(int open_line) {
+    if (skip_op(")")) {
+      auto e = make(Expr::Kind::List, open_line);
+      e->is_tuple = true;
+      return e;
+    }
+    const int line = peek().line;
+    ExprPtr first = parse_expression();
+    if (is_op(",")) {
+      auto tuple = make(Expr::Kind::List, line);
+      tuple->is_tuple = true;
+      tuple->args.push_back(std::move(first));
+      while (skip_op(",") && !is_op(")")) tuple->args.push_back(parse_expression());
+      first = std::move(tuple);
+    }
+    expect_op(")");
+    return first;
   }
 
   void parse_call_args(Expr& call) {

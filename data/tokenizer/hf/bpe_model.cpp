@@ -38,7 +38,25 @@ BpeModel::BpeModel(const HfJson& model, const JsonPlace& at) {
   prefix_ = optional_string(model, "continuing_subword_prefix", at);
   suffix_ = optional_string(model, "end_of_word_suffix", at);
 
-  const HfJson& vocab = required_field(model, "vocab", at);
+  read_vocab(required_field(model, "vocab", at), at);
+
+  if (const HfJson* unk = optional_field(model, "unk_token")) {
+    if (!unk->is_string()) json_fail(at, "'unk_token' must be a string or null");
+    unk_id_ = id_of(unk->get<std::string>());
+    // tokenizers only fails when the unknown token is needed; gtpo refuses the file up front.
+    if (unk_id_ < 0) json_fail(at, "'unk_token' '", unk->get<std::string>(), "' is not in 'vocab'");
+  }
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    byte_tokens_[b] = id_of(name);
+  }
+
+  read_merges(required_field(model, "merges", at), at);
+}
+
+// 'vocab': token -> id, ids unique and below kMaxVocab.
+void BpeModel::read_vocab(const HfJson& vocab, const JsonPlace& at) {
   if (!vocab.is_object()) json_fail(at, "'vocab' must be an object, found ", vocab.type_name());
   vocab_.reserve(vocab.size() * 2);
   tokens_.reserve(vocab.size());
@@ -58,20 +76,11 @@ BpeModel::BpeModel(const HfJson& model, const JsonPlace& at) {
     tokens_[id] = it.key();
     vocab_.emplace(it.key(), id);
   }
+}
 
-  if (const HfJson* unk = optional_field(model, "unk_token")) {
-    if (!unk->is_string()) json_fail(at, "'unk_token' must be a string or null");
-    unk_id_ = id_of(unk->get<std::string>());
-    // tokenizers only fails when the unknown token is needed; gtpo refuses the file up front.
-    if (unk_id_ < 0) json_fail(at, "'unk_token' '", unk->get<std::string>(), "' is not in 'vocab'");
-  }
-  for (int b = 0; b < 256; ++b) {
-    char name[8];
-    std::snprintf(name, sizeof name, "<0x%02X>", b);
-    byte_tokens_[b] = id_of(name);
-  }
-
-  const HfJson& merges = required_field(model, "merges", at);
+// 'merges' in rank order, as "a b" strings or ["a", "b"] pairs; each part and the merged token must be in
+// 'vocab'.
+void BpeModel::read_merges(const HfJson& merges, const JsonPlace& at) {
   if (!merges.is_array()) json_fail(at, "'merges' must be an array, found ", merges.type_name());
   merges_.reserve(merges.size() * 2);
   for (std::size_t rank = 0; rank < merges.size(); ++rank) {

@@ -29,6 +29,8 @@ class BpeModel {
   bool byte_fallback() const { return byte_fallback_; }
 
  private:
+  void read_vocab(const HfJson& vocab, const JsonPlace& at);
+  void read_merges(const HfJson& merges, const JsonPlace& at);
   std::vector<std::string> tokens_;
   // Transparent hashing: lookups by string_view allocate nothing.
   struct StringHash {
