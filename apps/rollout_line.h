@@ -1,11 +1,10 @@
 // One line of `gtpo advantages --in ROLLOUTS.jsonl` read into an rl::Response (the format is in
 // docs/algorithms.md). Its own file so that the fuzz harness (tests/fuzz) reads lines as the command does.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "rl/rollout.h"
+#include "rl/math/rollout.h"
 
 namespace gtpo::apps {
 

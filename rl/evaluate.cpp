@@ -4,10 +4,10 @@
 
 #include "data/prompt_tokens.h"
 #include "model/sampler.h"
+#include "rl/math/pass_at_k.h"
 #include "rl/non_finite.h"
-#include "rl/pass_at_k.h"
-#include "rl/run_config_schema.h"
 #include "rl/rollout_phase.h"
+#include "rl/run_config_schema.h"
 #include "runtime/error.h"
 
 namespace gtpo::rl {

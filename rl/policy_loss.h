@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "rl/rl_config.h"
+#include "rl/math/rl_config.h"
 #include "runtime/tensor.h"
 
 namespace gtpo::rl {

@@ -6,7 +6,7 @@
 #include <span>
 
 #include "model/memory_estimate.h"
-#include "rl/loss_aggregation.h"
+#include "rl/math/loss_aggregation.h"
 #include "rl/sequence_batch.h"
 #include "runtime/dist/gradients.h"
 #include "runtime/error.h"

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "model/transformer.h"
+#include "rl/math/rollout.h"
 #include "rl/policy_loss.h"
-#include "rl/rollout.h"
 #include "rl/rollout_phase.h"
 #include "runtime/dist/communicator.h"
 #include "runtime/optim/adamw.h"

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <memory>
 
-#include "rl/diagnostics.h"
+#include "rl/math/diagnostics.h"
 #include "rl/non_finite.h"
 #include "runtime/backend.h"
 

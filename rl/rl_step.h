@@ -7,12 +7,11 @@
 // the groups are known by construction (G consecutive responses per prompt), never rebuilt from keys.
 #pragma once
 #include <cstdint>
-
 #include <nlohmann/json.hpp>
 
 #include "data/tokenizer/tokenizer.h"
 #include "model/transformer.h"
-#include "rl/advantages.h"
+#include "rl/math/advantages.h"
 #include "rl/policy_update.h"
 #include "rl/problem_source.h"
 #include "rl/reward_runner.h"

@@ -8,11 +8,11 @@
 
 #include "data/tokenizer/tokenizer.h"
 #include "model/sampler.h"
-#include "rl/grouping.h"
+#include "rl/math/grouping.h"
+#include "rl/math/rl_config.h"
+#include "rl/math/rollout.h"
 #include "rl/problem_source.h"
 #include "rl/reward.h"
-#include "rl/rl_config.h"
-#include "rl/rollout.h"
 #include "runtime/dist/communicator.h"
 
 namespace gtpo::rl {

@@ -5,7 +5,7 @@
 
 #include "data/prompt_tokens.h"
 #include "model/memory_estimate.h"
-#include "rl/algorithm_registry.h"
+#include "rl/math/algorithm_registry.h"
 #include "rl/sft.h"
 #include "runtime/error.h"
 

@@ -5,8 +5,8 @@
 // so a file holds only what a user changes. Every key is one row of one schema (config::Key: name, type,
 // default, meaning, parse, print), declared beside the code that reads it: the model section in
 // model/model_config.cpp, task options in each task's file, sampler rows in rl/rollout_phase.cpp, rl.* in
-// rl/rl_config.cpp, each algorithm's own section in its rl/algorithms/ file, optim/train/log rows in
-// rl/trainer.cpp, sft in rl/sft.cpp, eval in rl/evaluate.cpp; rl/run_config_schema.cpp only lists the
+// rl/math/rl_config.cpp, each algorithm's own section in its rl/math/algorithms/ file, optim/train/log rows
+// in rl/trainer.cpp, sft in rl/sft.cpp, eval in rl/evaluate.cpp; rl/run_config_schema.cpp only lists the
 // owners. docs/configuration.md is generated from the rows (config_reference_markdown) and a test keeps the
 // two equal.
 #pragma once
@@ -18,7 +18,7 @@
 
 #include "data/tasks/options.h"
 #include "model/model_config.h"
-#include "rl/rl_config.h"
+#include "rl/math/rl_config.h"
 #include "runtime/backend.h"
 #include "runtime/config_codec.h"
 #include "runtime/optim/lr_schedule.h"

@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "data/tasks/registry.h"
-#include "rl/algorithm_registry.h"
 #include "rl/foreign_names.h"
+#include "rl/math/algorithm_registry.h"
 #include "rl/run_config.h"
 #include "rl/run_config_schema.h"
 

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <limits>
 
-#include "rl/algorithm_registry.h"
 #include "rl/foreign_names.h"
+#include "rl/math/algorithm_registry.h"
 #include "runtime/error.h"
 
 namespace gtpo::rl::schema {

@@ -9,8 +9,10 @@ if [ -z "${GTPO_HF_PYTHON:-}" ]; then
   GTPO_HF_PYTHON="$(bash "$root/scripts/reference/hf_python.sh")"
   export GTPO_HF_PYTHON
 fi
-# The size budget (folder line caps, 80-line functions) first: it fails in a second, before the build.
+# The size budget (folder line caps, 80-line functions) and the layers' includes first: they fail in a
+# second, before the build.
 python3 "$root/scripts/size_budget.py"
+python3 "$root/scripts/check_layers.py"
 bash "$root/scripts/build.sh"
 build_dir="${GTPO_BUILD_DIR:-$root/build}"
 cd "$build_dir"

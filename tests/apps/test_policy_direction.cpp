@@ -4,7 +4,7 @@
 
 #include "data/tasks/registry.h"
 #include "data/tokenizer/char_tokenizer.h"
-#include "rl/advantages.h"
+#include "rl/math/advantages.h"
 #include "rl/policy_update.h"
 #include "rl/rollout_phase.h"
 #include "runtime/ops.h"

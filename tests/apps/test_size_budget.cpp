@@ -1,5 +1,6 @@
-// scripts/size_budget.py, the line caps scripts/test.sh checks before it builds: the tree passes today, and a
-// function or a folder over its cap fails the check with a message naming it (on a scratch tree).
+// scripts/size_budget.py and scripts/check_layers.py, which scripts/test.sh runs before it builds: the tree
+// passes today, and a function or a folder over its cap, or an include across the floors, fails the check
+// with a message naming it (on a scratch tree).
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -54,4 +55,32 @@ TEST_CASE("size budget: the tree is within its caps, and a function or a folder 
   const auto over = budget(root);
   CHECK(over.code == 1);
   CHECK_THAT(over.output, Contains("model/ has 3000 lines, over its cap of"));
+}
+
+TEST_CASE("layers: an include across the floors fails the check, naming the file, the line and the rule",
+          "[size-budget]") {
+  const auto run = [](const std::string& root) {
+    return gtpo::testing::run_shell("python3 '" + std::string(GTPO_SOURCE_DIR) +
+                                    "/scripts/check_layers.py' --root '" + root + "'");
+  };
+  const auto today = run(GTPO_SOURCE_DIR);
+  INFO(today.output);
+  CHECK(today.code == 0);
+
+  const std::string root = gtpo::testing::fresh_temp_dir("layers");
+  fs::create_directories(root + "/rl/math");
+  fs::create_directories(root + "/runtime");
+  std::ofstream(root + "/rl/math/ok.h") << "#include \"runtime/error.h\"\n#include \"rl/math/zscore.h\"\n";
+  std::ofstream(root + "/rl/step.cpp") << "#include \"model/transformer.h\"\n#include \"rl/math/ok.h\"\n";
+  CHECK(run(root).code == 0);
+  std::ofstream(root + "/rl/math/tensor_user.cpp") << "#include <vector>\n\n#include \"runtime/tensor.h\"\n";
+  std::ofstream(root + "/runtime/upward.h") << "#include \"model/transformer.h\"\n";
+  const auto bad = run(root);
+  CHECK(bad.code == 1);
+  CHECK_THAT(bad.output,
+             Contains("rl/math/tensor_user.cpp:3: includes runtime/tensor.h, but rl/math/ may include "
+                      "only rl/math/, runtime/error.h, runtime/config_codec.h"));
+  CHECK_THAT(bad.output,
+             Contains("runtime/upward.h:1: includes model/transformer.h, but runtime/ may include only "
+                      "runtime/"));
 }

@@ -1,8 +1,8 @@
 // `gtpo advantages --in ROLLOUTS.jsonl` (apps/rollout_line.cpp): every line read as the command reads it,
 // then the advantages of the batch under GRPO and GTPO (which needs the entropies).
 #include "apps/rollout_line.h"
-#include "rl/advantages.h"
-#include "rl/algorithm_registry.h"
+#include "rl/math/advantages.h"
+#include "rl/math/algorithm_registry.h"
 #include "tests/fuzz/fuzz_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

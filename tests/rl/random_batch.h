@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "rl/rollout.h"
+#include "rl/math/rollout.h"
 
 namespace gtpo::rl::testing {
 

@@ -1,8 +1,8 @@
 // Defaults per algorithm and option parsing.
 #include <catch2/catch.hpp>
 
-#include "rl/algorithm_registry.h"
-#include "rl/rl_config.h"
+#include "rl/math/algorithm_registry.h"
+#include "rl/math/rl_config.h"
 #include "runtime/error.h"
 
 using namespace gtpo::rl;

@@ -1,12 +1,11 @@
 // The console: only the columns a config can make non-zero, the in-place progress line only on a terminal,
 // and the health warnings, each worded and rate-limited. Also the Cov(log-prob, advantage) diagnostic.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdio>
 
 #include "rl/console.h"
-#include "rl/diagnostics.h"
+#include "rl/math/diagnostics.h"
 
 using namespace gtpo::rl;
 using Catch::Matchers::Contains;

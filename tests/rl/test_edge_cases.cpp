@@ -1,11 +1,10 @@
 // Edge cases with defined results.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <cmath>
 #include <limits>
 
-#include "rl/advantages.h"
+#include "rl/math/advantages.h"
 #include "runtime/error.h"
 
 using namespace gtpo::rl;

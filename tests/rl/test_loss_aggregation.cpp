@@ -1,7 +1,7 @@
 // Loss normalisers, hand-computed.
 #include <catch2/catch.hpp>
 
-#include "rl/loss_aggregation.h"
+#include "rl/math/loss_aggregation.h"
 
 using namespace gtpo::rl;
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "model/memory_estimate.h"
-#include "rl/rl_config.h"
+#include "rl/math/rl_config.h"
 #include "rl/sequence_batch.h"
 
 using namespace gtpo::rl;

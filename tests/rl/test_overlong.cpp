@@ -1,9 +1,9 @@
 // Overlong penalties, hand-computed.
-#include <optional>
 #include <catch2/catch.hpp>
+#include <optional>
 
-#include "rl/advantages.h"
-#include "rl/overlong.h"
+#include "rl/math/advantages.h"
+#include "rl/math/overlong.h"
 #include "runtime/error.h"
 
 using namespace gtpo::rl;

@@ -1,7 +1,7 @@
 // pass@k (Chen et al. 2021) and mean@k.
 #include <catch2/catch.hpp>
 
-#include "rl/pass_at_k.h"
+#include "rl/math/pass_at_k.h"
 #include "runtime/error.h"
 
 using namespace gtpo::rl;

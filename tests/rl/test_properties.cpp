@@ -1,14 +1,13 @@
 // The spec's properties, on seeded random batches.
-#include <catch2/catch.hpp>
-
-#include <cmath>
 #include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
 #include <map>
 #include <random>
 
 #include "random_batch.h"
-#include "rl/advantages.h"
-#include "rl/loss_aggregation.h"
+#include "rl/math/advantages.h"
+#include "rl/math/loss_aggregation.h"
 
 using namespace gtpo::rl;
 using gtpo::rl::testing::BatchShape;

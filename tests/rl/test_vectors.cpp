@@ -1,8 +1,8 @@
 // The spec's test vectors (shared/spec/rl-algorithms.md, "Test vectors"), exact to 1e-4.
-#include <optional>
 #include <catch2/catch.hpp>
+#include <optional>
 
-#include "rl/advantages.h"
+#include "rl/math/advantages.h"
 
 using namespace gtpo::rl;
 

@@ -1,0 +1,41 @@
+// The interface every advantage algorithm implements. To add one: write rl/math/algorithms/NAME.cpp with a
+// function returning an Algorithm, declare it in rl/math/algorithms/all.h and list it in
+// algorithm_registry.cpp. An algorithm's own settings are schema rows of its own section (NAME.key), declared
+// in its file (Algorithm::keys); the config parser, the resolved config.yaml and docs/configuration.md pick
+// them up.
+#pragma once
+#include <vector>
+
+#include "rl/math/rl_config.h"
+#include "rl/math/rollout.h"
+
+namespace gtpo::rl {
+
+struct AlgorithmInput {
+  const std::vector<Response>& batch;
+  // Groups that survived dynamic sampling; each lists response indices in input order.
+  const std::vector<std::vector<int>>& groups;
+  // Overlong penalty of every response (0 where none), already resolved from rl.overlong.
+  const std::vector<double>& penalty;
+  const RlConfig& cfg;
+};
+
+// Writes shaped, advantages and seq_advantage of every response of input.groups into result.responses
+// (pre-sized by the driver: advantages hold |o_i| zeros, loss_mask is set). It may narrow loss_mask.
+using ComputeFn = void (*)(const AlgorithmInput& input, AdvantageResult& result);
+
+struct Algorithm {
+  const char* name;
+  const char* summary;              // one line for --help
+  void (*set_defaults)(RlConfig&);  // applied on top of RlConfig{} by defaults_for()
+  ComputeFn compute;
+  bool needs_entropies;      // the math reads H; responses must carry |o_i| entropies
+  bool token_level_shaping;  // shaped holds one reward per token
+  bool sequence_level_loss;  // the policy loss is over sequences (use seq_advantage)
+  // Whether reward functions enter only through c_i, never through r_i's value (gtpo, grpo_s unless their
+  // outcome key says reward); nullptr = never.
+  bool (*outcome_from_correctness)(const RlConfig&);
+  std::vector<RlKey> (*keys)();  // the rows of the algorithm's own section; nullptr = none
+};
+
+}  // namespace gtpo::rl

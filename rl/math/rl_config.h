@@ -1,0 +1,87 @@
+// Every switch of the RL contract (shared/spec/rl-algorithms.md) with its default, and the schema rows
+// (rl.*, and through the registry each algorithm's own section) that set them from text.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/config_codec.h"
+
+namespace gtpo::rl {
+
+enum class AdvNorm { Joint, Separate };      // gtpo.adv_norm
+enum class Scope { Group, Batch };           // gtpo.scope
+enum class MeanKind { Arith, Geo };          // gtpo.weights, grpo_s.weights, grpo_s.ratio
+enum class Outcome { Correctness, Reward };  // gtpo.outcome, grpo_s.outcome: what r_i of α1·r_i / β1·r_i is
+enum class Overlong { None, DapoSoft, Grop };                                              // rl.overlong
+enum class LossAgg { TokenMean, SeqMeanTokenMean, SeqMeanTokenSum, SeqMeanTokenSumNorm };  // rl.loss_agg
+enum class KlEstimator { K1, K2, K3 };                                                     // rl.kl_estimator
+
+struct GtpoConfig {
+  double alpha1 = 1.0;
+  double alpha2 = 0.1;
+  AdvNorm adv_norm = AdvNorm::Joint;
+  Scope scope = Scope::Group;
+  MeanKind weights = MeanKind::Arith;
+  Outcome outcome = Outcome::Correctness;
+};
+
+struct GrpoSConfig {
+  double beta1 = 1.0;
+  double beta2 = 0.1;
+  MeanKind weights = MeanKind::Arith;
+  MeanKind ratio = MeanKind::Arith;
+  Outcome outcome = Outcome::Correctness;
+};
+
+struct RlConfig {
+  std::string algo = "grpo";
+  double eps = 1e-6;       // rl.eps
+  double clip_low = 0.2;   // rl.clip_low  (ε_low)
+  double clip_high = 0.2;  // rl.clip_high (ε_high)
+  double dual_clip = 0.0;  // rl.dual_clip: c for Â < 0; 0 = off
+  LossAgg loss_agg = LossAgg::SeqMeanTokenMean;
+  bool dynamic_sampling = false;
+  int max_resample_rounds = 10;
+  Overlong overlong = Overlong::None;
+  int overlong_buffer = -1;  // L_cache in tokens; < 0 = 20% of L_max
+  bool mask_truncated = false;
+  double kl_coef = 0.0;
+  KlEstimator kl_estimator = KlEstimator::K3;
+  double entropy_coef = 0.0;
+  int ppo_epochs = 1;
+  int mini_batch_prompts = 0;      // 0 = every prompt of the step in one mini-batch
+  int64_t micro_batch_tokens = 0;  // padded tokens per forward/backward; 0 = no bound
+  int64_t micro_batch_memory_mb =
+      512;                      // with micro_batch_tokens 0: the activation memory it bounds; 0 = none
+  bool group_by_length = true;  // micro-batches of similar lengths, cut where padding costs more
+  bool share_prompts = true;    // a micro-batch computes each distinct prompt once
+  double forking_rho = 0.2;     // dapo_forking.rho
+  GtpoConfig gtpo;
+  GrpoSConfig grpo_s;
+};
+
+// The defaults of the named algorithm; throws gtpo::Error listing the known names for an unknown one.
+RlConfig defaults_for(const std::string& algo);
+
+using RlKey = config::Key<RlConfig>;
+
+// Every RL row: the shared rl.* rows, then each algorithm's own rows in registration order. rl.algo is
+// not among them (it selects the defaults the rows start from).
+const std::vector<RlKey>& rl_keys();
+// Nullptr when there is no such row.
+const RlKey* find_rl_key(const std::string& dotted);
+
+// Sets one option by its dotted key ("gtpo.alpha1", "rl.overlong", ...). Throws gtpo::Error
+// "KEY: expected TYPE, got 'VALUE'"; an unknown key's error lists the valid keys.
+void set_rl_option(RlConfig& cfg, const std::string& key, const std::string& value);
+// (key, current value as set_rl_option would accept it) for every row: the resolved config.
+std::vector<std::pair<std::string, std::string>> rl_option_values(const RlConfig& cfg);
+
+// L_cache of DAPO's soft overlong punishment after resolving the 20%-of-L_max default.
+int overlong_buffer_tokens(const RlConfig& cfg, int max_new_tokens);
+
+const char* to_string(LossAgg v);
+
+}  // namespace gtpo::rl

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""The floors of the engine, checked on every #include: runtime -> model -> rl -> apps, data beside, and the
+paper's math (rl/math/) on its own. scripts/test.sh runs it before building; an include that reaches a floor
+it may not fails the run, naming the file, the line and the rule.
+
+  python3 scripts/check_layers.py [--root DIR]
+
+(The build enforces rl/math/ too: it is compiled seeing only itself and runtime/error.h and
+runtime/config_codec.h, CMakeLists.txt.)
+"""
+import argparse
+import os
+import re
+import sys
+
+# Folder -> the project folders (or single headers) its files may include. The first matching folder wins.
+RULES = [
+    ("rl/math", ("rl/math/", "runtime/error.h", "runtime/config_codec.h")),
+    ("runtime", ("runtime/",)),
+    ("data", ("data/", "runtime/")),
+    ("model", ("model/", "runtime/", "data/")),
+    ("rl", ("rl/", "model/", "runtime/", "data/")),
+    ("apps", ("apps/", "rl/", "model/", "runtime/", "data/")),
+]
+PROJECT_FOLDERS = ("runtime/", "data/", "model/", "rl/", "apps/", "tests/")
+SUFFIXES = (".cpp", ".h", ".cu", ".cuh")
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.MULTILINE)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    root = os.path.normpath(parser.parse_args().root)
+    failures, checked = [], 0
+    for folder, allowed in RULES:
+        for directory, subdirs, files in os.walk(os.path.join(root, folder)):
+            subdirs.sort()
+            for name in sorted(files):
+                if not name.endswith(SUFFIXES):
+                    continue
+                path = os.path.join(directory, name)
+                rel = os.path.relpath(path, root)
+                if next(f for f, _ in RULES if rel.startswith(f + "/")) != folder:
+                    continue  # a deeper rule (rl/math inside rl) owns it
+                checked += 1
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+                for m in INCLUDE.finditer(text):
+                    target = m.group(1)
+                    if not target.startswith(PROJECT_FOLDERS) or target.startswith(allowed):
+                        continue
+                    line = text.count("\n", 0, m.start()) + 1
+                    failures.append(f"{rel}:{line}: includes {target}, but {folder}/ may include only "
+                                    + ", ".join(allowed))
+    print(f"layers: {checked} files checked")
+    for f in failures:
+        print(f"layers: {f}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
