@@ -10,10 +10,10 @@
 #include "apps/bench.h"
 #include "apps/run_setup.h"
 #include "rl/rl_step.h"
-#include "rl/trainer.h"
-#include "runtime/cpu/cpu_backend.h"
+#include "rl/run/trainer.h"
 #include "rl/run_config.h"
 #include "runtime/backend.h"
+#include "runtime/cpu/cpu_backend.h"
 
 namespace gtpo::apps::bench {
 

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "rl/run_checks.h"
-#include "rl/train_state.h"
+#include "rl/run/run_checks.h"
+#include "rl/run/train_state.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_dir.h"
 

@@ -9,13 +9,13 @@
 #include "apps/device_setup.h"
 #include "apps/run_setup.h"
 #include "model/checkpoint.h"
-#include "rl/console.h"
 #include "rl/evaluate.h"
-#include "rl/non_finite.h"
+#include "rl/run/console.h"
+#include "rl/run/non_finite.h"
+#include "rl/run/run_log.h"
+#include "rl/run/trainer.h"
 #include "rl/run_config.h"
-#include "rl/run_log.h"
 #include "rl/sft.h"
-#include "rl/trainer.h"
 #include "runtime/error.h"
 
 namespace gtpo::apps {

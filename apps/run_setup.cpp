@@ -15,7 +15,7 @@
 #include "data/tokenizer/char_tokenizer.h"
 #include "model/checkpoint.h"
 #include "rl/prompt_template.h"
-#include "rl/run_checks.h"
+#include "rl/run/run_checks.h"
 #include "runtime/error.h"
 #include "runtime/io/subprocess.h"
 

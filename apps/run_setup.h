@@ -9,8 +9,8 @@
 #include "data/tokenizer/tokenizer.h"
 #include "model/transformer.h"
 #include "rl/problem_source.h"
+#include "rl/run/trainer.h"
 #include "rl/run_config.h"
-#include "rl/trainer.h"
 
 namespace gtpo::apps {
 

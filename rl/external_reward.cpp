@@ -4,7 +4,7 @@
 #include <cmath>
 #include <optional>
 
-#include "rl/trainer.h"
+#include "rl/run/trainer.h"
 #include "runtime/io/json_parse.h"
 #include "runtime/io/subprocess.h"
 

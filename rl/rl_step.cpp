@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "rl/math/diagnostics.h"
-#include "rl/non_finite.h"
+#include "rl/run/non_finite.h"
 #include "runtime/backend.h"
 
 namespace gtpo::rl {

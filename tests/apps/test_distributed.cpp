@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "model/checkpoint.h"
-#include "rl/train_state.h"
+#include "rl/run/train_state.h"
 #include "runtime/io/atomic_file.h"
 #include "tests/support/commands.h"
 

@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "model/checkpoint.h"
+#include "rl/run/train_state.h"
 #include "rl/run_config.h"
-#include "rl/train_state.h"
 #include "runtime/io/atomic_dir.h"
 #include "runtime/io/atomic_file.h"
 #include "tests/support/child_process.h"

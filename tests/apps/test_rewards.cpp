@@ -19,7 +19,7 @@
 #include "data/tasks/registry.h"
 #include "model/checkpoint.h"
 #include "rl/problem_source.h"
-#include "rl/train_state.h"
+#include "rl/run/train_state.h"
 #include "runtime/io/atomic_file.h"
 #include "tests/support/child_process.h"
 #include "tests/support/commands.h"

@@ -2,15 +2,14 @@
 // and of SFT: the normalisers span the whole (mini-)batch, so the budget changes only the order in which
 // gradients are summed.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "apps/run_setup.h"
 #include "rl/evaluate.h"
 #include "rl/policy_update.h"
 #include "rl/rl_step.h"
+#include "rl/run/trainer.h"
 #include "rl/sft.h"
-#include "rl/trainer.h"
 
 using namespace gtpo;
 

@@ -14,8 +14,8 @@
 
 #include "apps/commands.h"
 #include "model/checkpoint.h"
+#include "rl/run/train_state.h"
 #include "rl/run_config.h"
-#include "rl/train_state.h"
 #include "runtime/io/atomic_file.h"
 #include "tests/support/child_process.h"
 #include "tests/support/commands.h"

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "rl/console.h"
 #include "rl/math/diagnostics.h"
+#include "rl/run/console.h"
 
 using namespace gtpo::rl;
 using Catch::Matchers::Contains;

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "rl/foreign_names.h"
-#include "rl/run_checks.h"
+#include "rl/run/run_checks.h"
 #include "rl/run_config.h"
 #include "rl/run_config_schema.h"
 #include "runtime/error.h"

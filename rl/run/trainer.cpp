@@ -1,4 +1,4 @@
-#include "rl/trainer.h"
+#include "rl/run/trainer.h"
 
 #include <atomic>
 #include <chrono>
@@ -9,15 +9,15 @@
 #include <limits>
 
 #include "model/checkpoint.h"
-#include "rl/console.h"
-#include "rl/non_finite.h"
 #include "rl/report/run_report.h"
-#include "rl/reward_failure.h"
 #include "rl/rl_step.h"
+#include "rl/run/console.h"
+#include "rl/run/non_finite.h"
+#include "rl/run/reward_failure.h"
+#include "rl/run/run_dir.h"
+#include "rl/run/run_log.h"
+#include "rl/run/train_state.h"
 #include "rl/run_config_schema.h"
-#include "rl/run_dir.h"
-#include "rl/run_log.h"
-#include "rl/train_state.h"
 #include "runtime/backend.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"
@@ -73,8 +73,8 @@ void record_segment(const std::string& out_dir, const std::string& config_yaml, 
 }
 
 // Per-token view of one response for samples.jsonl: what a researcher inspects.
-nlohmann::json sample_json(int64_t step, const RolloutItem& it, const Response& response, const ResponseResult& r,
-                           const ClipStatus& clip, const data::Tokenizer& tok,
+nlohmann::json sample_json(int64_t step, const RolloutItem& it, const Response& response,
+                           const ResponseResult& r, const ClipStatus& clip, const data::Tokenizer& tok,
                            const std::vector<RewardFunctionConfig>* reward_functions) {
   nlohmann::json tokens = nlohmann::json::array();
   for (int32_t id : it.sample.tokens) tokens.push_back(tok.token_text(id));
@@ -99,7 +99,8 @@ nlohmann::json sample_json(int64_t step, const RolloutItem& it, const Response& 
     for (size_t f = 0; f < reward_functions->size() && f < it.reward.scores.size(); ++f) {
       const std::string& name = (*reward_functions)[f].name;
       per_function[name] = it.reward.scores[f].value;
-      for (const auto& [component, value] : it.reward.scores[f].components) per_function[name + "/" + component] = value;
+      for (const auto& [component, value] : it.reward.scores[f].components)
+        per_function[name + "/" + component] = value;
     }
     j["rewards"] = std::move(per_function);
   }
@@ -144,7 +145,8 @@ optim::AdamWOptions adam_options(const OptimSection& o) {
 namespace {
 optim::LrScheduleOptions rl_schedule(const RunConfig& c) {
   return {c.optim.schedule, static_cast<float>(c.optim.lr), c.optim.warmup_steps,
-          std::max<int64_t>(c.train.steps, c.optim.warmup_steps + 1), static_cast<float>(c.optim.min_lr_ratio)};
+          std::max<int64_t>(c.train.steps, c.optim.warmup_steps + 1),
+          static_cast<float>(c.optim.min_lr_ratio)};
 }
 }  // namespace
 
@@ -165,8 +167,8 @@ std::vector<RunKey> schema::optim_keys() {
             "clip the global gradient norm to this; 0 = off"),
       field("optim", "schedule", &RunConfig::optim, &OptimSection::schedule, schema::schedule_codec(),
             "learning-rate schedule over train.steps"),
-      field("optim", "warmup_steps", &RunConfig::optim, &OptimSection::warmup_steps, config::integer<int64_t>(0),
-            "linear warm-up steps (not with schedule constant)"),
+      field("optim", "warmup_steps", &RunConfig::optim, &OptimSection::warmup_steps,
+            config::integer<int64_t>(0), "linear warm-up steps (not with schedule constant)"),
       field("optim", "min_lr_ratio", &RunConfig::optim, &OptimSection::min_lr_ratio, number(0, 1),
             "cosine: final learning rate as a fraction of lr"),
   };
@@ -260,8 +262,8 @@ TrainSummary Trainer::run(const RunSegment& segment) {
   try {
     return run_unchecked(segment, last_checkpoint);
   } catch (const NonFiniteError& e) {
-    throw NonFiniteError(std::string(e.what()) + "; nothing was saved after it; last good checkpoint: " +
-                         last_checkpoint);
+    throw NonFiniteError(std::string(e.what()) +
+                         "; nothing was saved after it; last good checkpoint: " + last_checkpoint);
   } catch (const LogWriteError& e) {
     throw LogWriteError(std::string(e.what()) +
                         "; the run stopped there; last checkpoint: " + last_checkpoint +
@@ -442,7 +444,9 @@ void Trainer::rl_phase(Run& run) {
   run.t_loop = Clock::now();
   run.first_step = progress.step;
   // A stop request reaches the ranks at different moments; they agree on it so that all stop together.
-  auto stop_agreed = [&] { return comm_.size() == 1 ? stop_requested() : dist::any_rank(comm_, stop_requested(), "stop"); };
+  auto stop_agreed = [&] {
+    return comm_.size() == 1 ? stop_requested() : dist::any_rank(comm_, stop_requested(), "stop");
+  };
   bool stopping = false;
   while (progress.step < c_.train.steps && !(stopping = stop_agreed())) {
     const int64_t step = progress.step + 1;

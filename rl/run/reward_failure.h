@@ -8,7 +8,7 @@
 
 #include "rl/external_reward.h"
 #include "rl/rl_step.h"
-#include "rl/train_state.h"
+#include "rl/run/train_state.h"
 
 namespace gtpo::rl {
 
@@ -24,15 +24,19 @@ RlStepResult rl_step_or_checkpoint(const Step& step, TrainProgress& progress, co
     const std::string failed = std::to_string(progress.step + 1);
     std::string saved;
     try {
-      saved = "the state after step " + std::to_string(progress.step) + " is saved in " + save() +
-              "; fix the reward and continue with: gtpo train --resume " + run_dir +
-              " (add reward.functions[i].command=... to change a command; the reward process starts again and "
-              "step " + failed + " is repeated)";
+      saved =
+          "the state after step " + std::to_string(progress.step) + " is saved in " + save() +
+          "; fix the reward and continue with: gtpo train --resume " + run_dir +
+          " (add reward.functions[i].command=... to change a command; the reward process starts again and "
+          "step " +
+          failed + " is repeated)";
     } catch (const std::exception& save_error) {
       saved = std::string("saving a checkpoint failed too: ") + save_error.what();
     }
-    throw RewardError(std::string(e.what()) + "\nstep " + failed + " stopped before any update (nothing was trained "
-                      "on its rewards); " + saved);
+    throw RewardError(std::string(e.what()) + "\nstep " + failed +
+                      " stopped before any update (nothing was trained "
+                      "on its rewards); " +
+                      saved);
   }
 }
 

@@ -1,4 +1,4 @@
-#include "rl/run_dir.h"
+#include "rl/run/run_dir.h"
 
 #include <filesystem>
 #include <set>
@@ -63,8 +63,9 @@ void clear_run_directory(const std::string& dir) {
   for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
     if (name == kRunLockFile) continue;  // held by this process: removing it would let another one in
-    GTPO_CHECK(is_run_file(name), "--overwrite: train.out_dir '", dir, "' holds '", name,
-               "', which is not a gtpo run file; nothing was removed (choose another train.out_dir or move it)");
+    GTPO_CHECK(
+        is_run_file(name), "--overwrite: train.out_dir '", dir, "' holds '", name,
+        "', which is not a gtpo run file; nothing was removed (choose another train.out_dir or move it)");
     doomed.push_back(e.path());
   }
   for (const fs::path& p : doomed) {

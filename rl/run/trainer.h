@@ -59,10 +59,10 @@ class Trainer {
   Trainer(model::Transformer& policy, const data::Tokenizer& tokenizer, const ProblemSource& source,
           const RunConfig& config, dist::Communicator& comm = dist::single_process());
   // Continues from the run directory's latest checkpoint when segment.resume is true; otherwise
-  // train.out_dir must be empty or absent (rl/run_dir.h). A resumed run that has done train.steps RL steps
-  // returns at once (already_complete) and writes nothing. Otherwise config.yaml becomes this config (the
-  // next --resume starts from it) and segments.jsonl gains the segment. A non-finite loss, gradient norm or
-  // weight stops the run with NonFiniteError naming the step, the quantity and the last good checkpoint;
+  // train.out_dir must be empty or absent (rl/run/run_dir.h). A resumed run that has done train.steps RL
+  // steps returns at once (already_complete) and writes nothing. Otherwise config.yaml becomes this config
+  // (the next --resume starts from it) and segments.jsonl gains the segment. A non-finite loss, gradient norm
+  // or weight stops the run with NonFiniteError naming the step, the quantity and the last good checkpoint;
   // nothing is saved after it.
   TrainSummary run(const RunSegment& segment);
 

@@ -1,4 +1,4 @@
-#include "rl/run_checks.h"
+#include "rl/run/run_checks.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -27,10 +27,11 @@ std::string gib(double bytes) {
 }
 }  // namespace
 
-void check_tokenizer_fits(const data::Tokenizer& tokenizer, const std::string& tokenizer_where, int64_t vocab_size,
-                          const std::string& vocab_where) {
+void check_tokenizer_fits(const data::Tokenizer& tokenizer, const std::string& tokenizer_where,
+                          int64_t vocab_size, const std::string& vocab_where) {
   int64_t highest = static_cast<int64_t>(tokenizer.vocab_size()) - 1;
-  for (int32_t id : {tokenizer.eos_id(), tokenizer.pad_id(), tokenizer.bos_id()}) highest = std::max<int64_t>(highest, id);
+  for (int32_t id : {tokenizer.eos_id(), tokenizer.pad_id(), tokenizer.bos_id()})
+    highest = std::max<int64_t>(highest, id);
   GTPO_CHECK(highest < vocab_size, "the tokenizer (", tokenizer_where, ") has ", tokenizer.vocab_size(),
              " tokens (ids up to ", highest, ") but ", vocab_where, " is ", vocab_size,
              ": the model cannot represent every token; raise model.vocab_size or use a smaller vocabulary");
@@ -50,8 +51,10 @@ void check_run_consistency(const RunConfig& c, const model::ModelConfig& m, cons
       if (total > sft_sequence_len.tokens) sft_sequence_len = {total, which};
     }
   };
-  const uint64_t trains = source.train_size() > 0 ? static_cast<uint64_t>(source.train_size()) : kTrainProblemsChecked;
-  for (uint64_t i = 0; i < trains; ++i) look_at(source.train(i), train_prompt, "train problem " + std::to_string(i), true);
+  const uint64_t trains =
+      source.train_size() > 0 ? static_cast<uint64_t>(source.train_size()) : kTrainProblemsChecked;
+  for (uint64_t i = 0; i < trains; ++i)
+    look_at(source.train(i), train_prompt, "train problem " + std::to_string(i), true);
   const int64_t tests = source.test_count(c.eval.num_problems);
   for (int64_t i = 0; i < tests; ++i)
     look_at(source.test(static_cast<uint64_t>(i)), test_prompt, "test problem " + std::to_string(i), false);
@@ -60,23 +63,24 @@ void check_run_consistency(const RunConfig& c, const model::ModelConfig& m, cons
   auto check_fits = [&](const Longest& longest, int64_t new_tokens, const char* new_key) {
     GTPO_CHECK(longest.tokens + new_tokens <= context, "the longest prompt (", longest.which, " of task ",
                source.name(), ", ", longest.tokens, " tokens) + ", new_key, " ", new_tokens, " = ",
-               longest.tokens + new_tokens, " tokens exceeds model.max_position_embeddings ", context, ": lower ",
-               new_key, " or use a model with a longer context");
+               longest.tokens + new_tokens, " tokens exceeds model.max_position_embeddings ", context,
+               ": lower ", new_key, " or use a model with a longer context");
   };
   check_fits(train_prompt, c.sampler.max_new_tokens, "sampler.max_new_tokens");
   if (c.eval.max_new_tokens > 0)
     check_fits(test_prompt, c.eval.max_new_tokens, "eval.max_new_tokens");
   else
     check_fits(test_prompt, c.sampler.max_new_tokens, "sampler.max_new_tokens (eval.max_new_tokens is 0)");
-  GTPO_CHECK(sft_sequence_len.tokens <= context, "the longest SFT sequence (", sft_sequence_len.which, " of task ",
-             source.name(), ": prompt + reference solution + end of sequence, ", sft_sequence_len.tokens,
-             " tokens) exceeds model.max_position_embeddings ", context, " (sft.steps is ", c.sft.steps, ")");
+  GTPO_CHECK(sft_sequence_len.tokens <= context, "the longest SFT sequence (", sft_sequence_len.which,
+             " of task ", source.name(), ": prompt + reference solution + end of sequence, ",
+             sft_sequence_len.tokens, " tokens) exceeds model.max_position_embeddings ", context,
+             " (sft.steps is ", c.sft.steps, ")");
 
   const int64_t rows = c.train.prompts_per_step * c.sampler.group_size;
   const double need = model::generation_bytes(m, rows, train_prompt.tokens + c.sampler.max_new_tokens);
   const double have = model::physical_memory_bytes();
-  GTPO_CHECK(have == 0.0 || need < have, "train.prompts_per_step ", c.train.prompts_per_step, " × sampler.group_size ",
-             c.sampler.group_size, " = ", rows, " sequences need about ", gib(need),
+  GTPO_CHECK(have == 0.0 || need < have, "train.prompts_per_step ", c.train.prompts_per_step,
+             " × sampler.group_size ", c.sampler.group_size, " = ", rows, " sequences need about ", gib(need),
              " for their keys, values and logits, more than this machine's ", gib(have),
              " of memory: lower train.prompts_per_step or sampler.group_size");
 }

@@ -27,7 +27,8 @@ struct ConsoleColumns {
 ConsoleColumns console_columns(const RunConfig& config);
 
 // The full line of one step (a metrics.jsonl line); missing keys are left out rather than printed as 0.
-std::string format_step_line(const nlohmann::json& metrics, int64_t total_steps, const ConsoleColumns& columns);
+std::string format_step_line(const nlohmann::json& metrics, int64_t total_steps,
+                             const ConsoleColumns& columns);
 // The short in-place line: step, ETA and the numbers that matter.
 std::string format_progress_line(const nlohmann::json& metrics, int64_t total_steps, double eta_seconds);
 // "42s", "3m05s", "1h02m".
@@ -47,7 +48,7 @@ struct StepHealth {
   double truncated_frac = 0.0;
   double grad_norm = 0.0;
   int64_t loss_tokens = 0;
-  double clip_frac = 0.0;          // low + high
+  double clip_frac = 0.0;  // low + high
   double entropy_mean = 0.0;
 };
 StepHealth step_health(const RlStepResult& result);

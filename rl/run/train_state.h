@@ -17,11 +17,11 @@
 namespace gtpo::rl {
 
 struct TrainProgress {
-  int64_t step = 0;           // RL steps completed
-  uint64_t cursor = 0;        // next train-split index
+  int64_t step = 0;     // RL steps completed
+  uint64_t cursor = 0;  // next train-split index
   uint64_t seed = 0;
   bool sft_done = false;
-  int64_t sft_step = 0;       // SFT steps completed (a run stopped during SFT continues from here)
+  int64_t sft_step = 0;          // SFT steps completed (a run stopped during SFT continues from here)
   double start_accuracy = -1.0;  // greedy test accuracy when RL started (for the final summary)
 };
 

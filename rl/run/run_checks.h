@@ -16,8 +16,9 @@ namespace gtpo::rl {
 //   train problems and the test problems evaluation uses);
 // - a rollout batch (train.prompts_per_step × sampler.group_size sequences) fits this machine's memory.
 // TOKENIZER_WHERE names where the tokenizer came from.
-void check_run_consistency(const RunConfig& config, const model::ModelConfig& model, const data::Tokenizer& tokenizer,
-                           const std::string& tokenizer_where, const ProblemSource& source);
+void check_run_consistency(const RunConfig& config, const model::ModelConfig& model,
+                           const data::Tokenizer& tokenizer, const std::string& tokenizer_where,
+                           const ProblemSource& source);
 
 // With an algorithm whose math reads only the correctness c_i (gtpo, grpo_s: Algorithm::
 // outcome_from_correctness) and reward functions whose values are more than correctness (any but the
@@ -26,7 +27,7 @@ void check_run_consistency(const RunConfig& config, const model::ModelConfig& mo
 std::string reward_value_note(const RunConfig& config);
 
 // The tokenizer part alone (also for eval, sample and score).
-void check_tokenizer_fits(const data::Tokenizer& tokenizer, const std::string& tokenizer_where, int64_t vocab_size,
-                          const std::string& vocab_where);
+void check_tokenizer_fits(const data::Tokenizer& tokenizer, const std::string& tokenizer_where,
+                          int64_t vocab_size, const std::string& vocab_where);
 
 }  // namespace gtpo::rl

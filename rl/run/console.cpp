@@ -1,4 +1,4 @@
-#include "rl/console.h"
+#include "rl/run/console.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "rl/rl_step.h"
-#include "rl/run_log.h"
+#include "rl/run/run_log.h"
 
 namespace gtpo::rl {
 namespace {
@@ -55,7 +55,8 @@ std::string format_duration(double s) {
 }
 
 std::string format_step_line(const nlohmann::json& m, int64_t total_steps, const ConsoleColumns& cols) {
-  std::string line = "step " + std::to_string(m.value("step", int64_t{0})) + "/" + std::to_string(total_steps);
+  std::string line =
+      "step " + std::to_string(m.value("step", int64_t{0})) + "/" + std::to_string(total_steps);
   append(line, "acc %.3f", number(m, "accuracy"));
   if (trained_on_nothing(
           m)) {  // lengths, entropies and the update's figures would be zeros, not measurements
@@ -70,7 +71,8 @@ std::string format_step_line(const nlohmann::json& m, int64_t total_steps, const
   append(line, "H %.3f", number(m, "entropy_mean"));
   if (cols.kept) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, " | kept %lld/%lld", static_cast<long long>(m.value("groups_kept", int64_t{0})),
+    std::snprintf(buf, sizeof buf, " | kept %lld/%lld",
+                  static_cast<long long>(m.value("groups_kept", int64_t{0})),
                   static_cast<long long>(m.value("groups_sampled", int64_t{0})));
     line += buf;
   }
@@ -78,7 +80,8 @@ std::string format_step_line(const nlohmann::json& m, int64_t total_steps, const
   if (cols.kl_ref) append(line, "kl_ref %.4f", number(m, "kl_loss"));
   if (cols.clip && !std::isnan(number(m, "clip_frac_low"))) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, " | clip %.3f/%.3f", number(m, "clip_frac_low"), number(m, "clip_frac_high"));
+    std::snprintf(buf, sizeof buf, " | clip %.3f/%.3f", number(m, "clip_frac_low"),
+                  number(m, "clip_frac_high"));
     line += buf;
   }
   append(line, "gnorm %.3f", number(m, "grad_norm"));
@@ -115,7 +118,8 @@ std::string format_progress_line(const nlohmann::json& m, int64_t total_steps, d
   char head[96];
   std::snprintf(head, sizeof head, "step %lld/%lld (%d%%) | ETA %s", static_cast<long long>(step),
                 static_cast<long long>(total_steps),
-                total_steps > 0 ? static_cast<int>(100 * step / total_steps) : 100, format_duration(eta_seconds).c_str());
+                total_steps > 0 ? static_cast<int>(100 * step / total_steps) : 100,
+                format_duration(eta_seconds).c_str());
   std::string line = head;
   append(line, "acc %.3f", number(m, "accuracy"));
   if (trained_on_nothing(m)) {
@@ -163,34 +167,44 @@ std::vector<std::string> HealthMonitor::check(const StepHealth& h) {
   char buf[96];
   const bool nothing_to_learn = h.informative_groups == 0;
   if (nothing_to_learn && due("no_group", h.step))
-    out.push_back(at + (h.groups == 0 ? "no group was kept (dynamic sampling dropped every group)"
-                                      : "no group has a non-zero advantage: every response of each group got the "
-                                        "same reward") +
-                  ", so this step learns nothing. A task that is too hard or too easy for the model, or a reward "
-                  "that cannot tell responses apart, does this" + quiet);
+    out.push_back(
+        at +
+        (h.groups == 0 ? "no group was kept (dynamic sampling dropped every group)"
+                       : "no group has a non-zero advantage: every response of each group got the "
+                         "same reward") +
+        ", so this step learns nothing. A task that is too hard or too easy for the model, or a reward "
+        "that cannot tell responses apart, does this" +
+        quiet);
   if (h.truncated_frac >= kTruncatedFrac && due("truncated", h.step)) {
     std::snprintf(buf, sizeof buf, "%.0f%%", 100 * h.truncated_frac);
-    out.push_back(at + buf + " of the responses hit sampler.max_new_tokens and count as incorrect; raise "
-                  "sampler.max_new_tokens or check that the model can emit its end-of-sequence token" + quiet);
+    out.push_back(at + buf +
+                  " of the responses hit sampler.max_new_tokens and count as incorrect; raise "
+                  "sampler.max_new_tokens or check that the model can emit its end-of-sequence token" +
+                  quiet);
   }
   if (!nothing_to_learn && h.loss_tokens > 0 && h.grad_norm == 0.0 && due("grad_zero", h.step))
     out.push_back(at + "the gradient norm is 0 although " + std::to_string(h.loss_tokens) +
-                  " tokens entered the loss: the update changed nothing (check optim.lr and the loss masks)" + quiet);
+                  " tokens entered the loss: the update changed nothing (check optim.lr and the loss masks)" +
+                  quiet);
   if (h.clip_frac >= kClipFrac && due("clip", h.step)) {
     std::snprintf(buf, sizeof buf, "%.0f%%", 100 * h.clip_frac);
-    out.push_back(at + buf + " of the loss tokens were clipped (ratio outside [1-rl.clip_low, 1+rl.clip_high]), "
-                  "so they give no gradient: the policy moves too far per step (lower optim.lr or rl.ppo_epochs)" +
-                  quiet);
+    out.push_back(
+        at + buf +
+        " of the loss tokens were clipped (ratio outside [1-rl.clip_low, 1+rl.clip_high]), "
+        "so they give no gradient: the policy moves too far per step (lower optim.lr or rl.ppo_epochs)" +
+        quiet);
   }
   if (h.groups > 0 && std::isfinite(h.entropy_mean)) {  // no response, no entropy to judge
     if (first_entropy_ < 0) first_entropy_ = h.entropy_mean;
     const bool collapsed = h.entropy_mean < kEntropyFloor ||
                            (first_entropy_ > 0 && h.entropy_mean < kEntropyDrop * first_entropy_);
     if (collapsed && due("entropy", h.step)) {
-      std::snprintf(buf, sizeof buf, "mean token entropy %.4g nats (it was %.4g at the first step)", h.entropy_mean,
-                    first_entropy_);
-      out.push_back(at + "entropy collapse: " + buf + "; the policy has become almost deterministic and will "
-                    "stop exploring" + quiet);
+      std::snprintf(buf, sizeof buf, "mean token entropy %.4g nats (it was %.4g at the first step)",
+                    h.entropy_mean, first_entropy_);
+      out.push_back(at + "entropy collapse: " + buf +
+                    "; the policy has become almost deterministic and will "
+                    "stop exploring" +
+                    quiet);
     }
   }
   return out;

@@ -1,4 +1,4 @@
-#include "rl/train_state.h"
+#include "rl/run/train_state.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -37,7 +37,8 @@ std::string save_train_checkpoint(const std::string& run_dir, const model::Trans
   io::write_directory_atomic(final_dir.string(), [&](const std::string& tmp) {
     const fs::path tmp_dir = tmp;
     model::save_model_files(tmp, model, &tokenizer);
-    if (!run_config_yaml.empty()) io::write_file_atomic((tmp_dir / "run_config.yaml").string(), run_config_yaml);
+    if (!run_config_yaml.empty())
+      io::write_file_atomic((tmp_dir / "run_config.yaml").string(), run_config_yaml);
 
     io::SafetensorsWriter opt;
     for (const std::string& name : optimizer.state_names()) {
@@ -53,12 +54,9 @@ std::string save_train_checkpoint(const std::string& run_dir, const model::Trans
       model::add_weights(ref, *reference);
       ref.write((tmp_dir / "reference.safetensors").string());
     }
-    nlohmann::json state = {{"step", progress.step},
-                            {"cursor", progress.cursor},
-                            {"seed", progress.seed},
-                            {"sft_done", progress.sft_done},
-                            {"sft_step", progress.sft_step},
-                            {"start_accuracy", progress.start_accuracy}};
+    nlohmann::json state = {{"step", progress.step},         {"cursor", progress.cursor},
+                            {"seed", progress.seed},         {"sft_done", progress.sft_done},
+                            {"sft_step", progress.sft_step}, {"start_accuracy", progress.start_accuracy}};
     io::write_file_atomic((tmp_dir / "state.json").string(), state.dump(2) + "\n");
   });
   io::write_file_atomic((root / "latest").string(), step_name(progress.step) + "\n");
@@ -78,11 +76,14 @@ void prune_checkpoints(const std::string& run_dir, int64_t keep) {
     if (!entry.is_directory()) continue;
     const std::string name = entry.path().filename().string();
     std::smatch m;
-    if (std::regex_match(name, m, step_dir)) steps.emplace_back(std::stoll(m[1].str()), entry.path());
-    else if (name.size() > 9 && name.ends_with(".deleting")) leftovers.push_back(entry.path());
+    if (std::regex_match(name, m, step_dir))
+      steps.emplace_back(std::stoll(m[1].str()), entry.path());
+    else if (name.size() > 9 && name.ends_with(".deleting"))
+      leftovers.push_back(entry.path());
   }
   std::sort(steps.begin(), steps.end());
-  const size_t n_delete = steps.size() > static_cast<size_t>(keep) ? steps.size() - static_cast<size_t>(keep) : 0;
+  const size_t n_delete =
+      steps.size() > static_cast<size_t>(keep) ? steps.size() - static_cast<size_t>(keep) : 0;
   for (size_t i = 0; i < n_delete; ++i) {
     if (steps[i].second.filename() == latest_name) continue;
     const fs::path doomed = steps[i].second.string() + ".deleting";
@@ -98,14 +99,15 @@ std::optional<std::string> latest_checkpoint(const std::string& run_dir) {
   std::string name = io::read_file(latest.string());
   while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
   const fs::path dir = io::readable_directory((latest.parent_path() / name).string());
-  GTPO_CHECK(fs::is_directory(dir), latest.string(), " names '", name, "', which is not a checkpoint directory");
+  GTPO_CHECK(fs::is_directory(dir), latest.string(), " names '", name,
+             "', which is not a checkpoint directory");
   return dir.string();
 }
 
 TrainProgress read_train_progress(const std::string& dir) {
   const std::string state_path = (fs::path(dir) / "state.json").string();
-  GTPO_CHECK(fs::exists(state_path), "checkpoint '", dir, "' has no state.json: it is a model checkpoint, not a ",
-             "training checkpoint");
+  GTPO_CHECK(fs::exists(state_path), "checkpoint '", dir,
+             "' has no state.json: it is a model checkpoint, not a ", "training checkpoint");
   nlohmann::json state;
   try {
     state = io::parse_json(io::read_file(state_path));
@@ -146,7 +148,8 @@ void load_optimizer_state(const std::string& dir, optim::AdamW& optimizer) {
 
 void load_reference_weights(const std::string& dir, model::Transformer& reference) {
   const std::string ref_path = (fs::path(dir) / "reference.safetensors").string();
-  GTPO_CHECK(fs::exists(ref_path), "checkpoint '", dir, "' has no reference.safetensors but rl.kl_coef is set");
+  GTPO_CHECK(fs::exists(ref_path), "checkpoint '", dir,
+             "' has no reference.safetensors but rl.kl_coef is set");
   model::load_weights(reference, io::SafetensorsFile::load(ref_path), ref_path);
 }
 

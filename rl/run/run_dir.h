@@ -8,7 +8,7 @@
 
 namespace gtpo::rl {
 
-// The lock file a training process holds in its run directory (rl/run_dir.cpp: lock_run_directory).
+// The lock file a training process holds in its run directory (rl/run/run_dir.cpp: lock_run_directory).
 inline constexpr const char* kRunLockFile = ".gtpo.lock";
 
 // True for the names a run writes at the top of its directory (config.yaml, the JSONL logs, checkpoints/,

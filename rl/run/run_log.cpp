@@ -1,4 +1,4 @@
-#include "rl/run_log.h"
+#include "rl/run/run_log.h"
 
 #include <cerrno>
 #include <cstring>
@@ -22,7 +22,8 @@ JsonlLog::JsonlLog(const std::string& path, int64_t truncate_after_step) : path_
       if (line.empty()) continue;
       try {
         nlohmann::json j = io::parse_json(line);
-        if (j.contains("step") && j["step"].is_number_integer() && j["step"].get<int64_t>() > truncate_after_step)
+        if (j.contains("step") && j["step"].is_number_integer() &&
+            j["step"].get<int64_t>() > truncate_after_step)
           continue;
       } catch (const nlohmann::json::exception&) {
         continue;  // a line cut short by a crash
@@ -39,7 +40,9 @@ JsonlLog::~JsonlLog() {
   if (file_) std::fclose(file_);
 }
 
-JsonlLog::JsonlLog(JsonlLog&& other) noexcept : file_(other.file_), path_(std::move(other.path_)) { other.file_ = nullptr; }
+JsonlLog::JsonlLog(JsonlLog&& other) noexcept : file_(other.file_), path_(std::move(other.path_)) {
+  other.file_ = nullptr;
+}
 
 JsonlLog& JsonlLog::operator=(JsonlLog&& other) noexcept {
   if (this != &other) {
