@@ -29,7 +29,6 @@ FUNCTION_FOLDERS = ("apps", "data", "model", "rl", "runtime")
 FUNCTION_CAP = 80
 # Functions still over the cap, each held at its length today: they may shrink, not grow. Empty is the goal.
 KNOWN_LONG = {
-    "data/tokenizer/bpe_trainer.cpp:BpeTokenizer::train": 118,
     "runtime/cuda/cuda_attention_backward.cuh:bwd_kv_kernel": 90,
     "runtime/cuda/cuda_attention_forward.cuh:fwd_tiled_kernel": 102,
     "runtime/cuda/cuda_attention_forward.cuh:fwd_decode_kernel": 115,

@@ -1,16 +1,14 @@
 // `gtpo tokenize` against transformers: a directory gtpo saved (tokenizer.json + tokenizer_config.json)
-// must load with AutoTokenizer.from_pretrained and give the ids gtpo gives, for gtpo's byte tokenizer, a
-// gtpo-trained BPE and a Qwen2-layout tokenizer trained by `tokenizers`. Needs GTPO_HF_PYTHON (scripts/test.sh
+// must load with AutoTokenizer.from_pretrained and give the ids gtpo gives, for gtpo's byte tokenizer and a
+// Qwen2-layout tokenizer trained by `tokenizers`. Needs GTPO_HF_PYTHON (scripts/test.sh
 // sets it; scripts/reference/hf_python.sh makes one).
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
-#include "data/tokenizer/bpe_tokenizer.h"
 #include "data/tokenizer/tokenizer.h"
 #include "data/tokenizer/tokenizer_config.h"
 #include "tests/support/commands.h"
@@ -77,12 +75,9 @@ TEST_CASE("tokenize: AutoTokenizer on gtpo-saved directories gives gtpo's ids", 
     return dir;
   };
   const auto byte = gtpo::data::make_byte_tokenizer(300);
-  std::string corpus;
-  for (int i = 0; i < 200; ++i) corpus += "Q: " + std::to_string(i * 37 % 1000) + " + 7 = ? A: the answer is #### " + std::to_string(i) + "\n";
-  const auto bpe = gtpo::data::BpeTokenizer::train(corpus, 400, {"<pad>", "<bos>", "<eos>"});
   const std::string qwen_src = std::string(GTPO_SOURCE_DIR) + "/tests/fixtures/tokenizers/qwen2";
   const auto qwen = gtpo::data::load_tokenizer(qwen_src);
-  for (const std::string& dir : {save_dir(*byte, "byte"), save_dir(bpe, "bpe"), save_dir(*qwen, "qwen2")}) {
+  for (const std::string& dir : {save_dir(*byte, "byte"), save_dir(*qwen, "qwen2")}) {
     compare_with_transformers(dir, work);
   }
 }

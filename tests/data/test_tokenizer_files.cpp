@@ -1,7 +1,6 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "data/tokenizer/bpe_tokenizer.h"
 #include "data/tokenizer/byte_level.h"
 #include "data/tokenizer/char_tokenizer.h"
 #include "data/tokenizer/tokenizer_file.h"
@@ -15,8 +14,6 @@ using gtpo::data::test::write_text;
 using Catch::Matchers::Contains;
 
 namespace {
-
-const std::vector<std::string> kSpecials = {"<pad>", "<bos>", "<eos>"};
 
 std::string byte_text(int b) { return bytes_to_byte_level(std::string(1, static_cast<char>(b))); }
 
@@ -39,11 +36,12 @@ std::string edit(std::string s, const std::string& from, const std::string& to) 
 
 }  // namespace
 
-TEST_CASE("BPE save writes a Hugging Face tokenizer.json and loads back identically", "[tokenizer]") {
-  const std::string corpus = test::sample_corpus(30);
-  const BpeTokenizer tok = BpeTokenizer::train(corpus, 450, kSpecials);
-  const std::string path = scratch_path("bpe.json");
-  tok.save(path);
+TEST_CASE(
+    "the byte tokenizer saves as a merge-free Hugging Face BPE tokenizer.json and loads back identically",
+    "[tokenizer]") {
+  const auto tok = make_byte_tokenizer(300);
+  const std::string path = scratch_path("byte_level.json");
+  tok->save(path);
   CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
 
   const Json j = Json::parse(read_text(path));
@@ -51,28 +49,32 @@ TEST_CASE("BPE save writes a Hugging Face tokenizer.json and loads back identica
   CHECK(j["pre_tokenizer"]["type"] == "ByteLevel");
   CHECK(j["pre_tokenizer"]["add_prefix_space"] == false);
   CHECK(j["decoder"]["type"] == "ByteLevel");
-  CHECK(j["model"]["vocab"].size() == static_cast<std::size_t>(tok.vocab_size()));
-  CHECK(j["model"]["merges"].size() == tok.merges().size());
-  CHECK(j["model"]["vocab"]["\xc4\xa0"] == 3 + ' ');  // space is "Ġ" (U+0120)
-  REQUIRE(j["added_tokens"].size() == 3);
+  CHECK(j["model"]["vocab"].size() == 300);
+  CHECK(j["model"]["merges"].empty());
+  CHECK(j["model"]["vocab"]["\xc4\xa0"] == ' ');  // space is "Ġ" (U+0120)
+  REQUIRE(j["added_tokens"].size() == 300 - 256);
   CHECK(j["added_tokens"][2]["content"] == "<eos>");
-  CHECK(j["added_tokens"][2]["id"] == 2);
+  CHECK(j["added_tokens"][2]["id"] == 258);
   CHECK(j["added_tokens"][2]["special"] == true);
 
   const auto loaded = load_tokenizer(path);
-  CHECK(loaded->kind() == "bpe");
-  CHECK(loaded->vocab_size() == tok.vocab_size());
-  CHECK(loaded->bos_id() == 1);
-  CHECK(loaded->eos_id() == 2);
-  CHECK(loaded->pad_id() == 0);
-  CHECK(loaded->encode(corpus) == tok.encode(corpus));
+  CHECK(loaded->kind() == "byte");
+  CHECK(loaded->vocab_size() == 300);
+  CHECK(loaded->pad_id() == 256);
+  CHECK(loaded->bos_id() == 257);
+  CHECK(loaded->eos_id() == 258);
   std::mt19937 rng(99);
-  const std::string noise = test::random_bytes(rng, 3000);
-  CHECK(loaded->encode(noise) == tok.encode(noise));
+  const std::string noise = test::random_bytes(rng, 3000) + "<eos><unused_3>";
+  CHECK(loaded->encode(noise) == tok->encode(noise));
   CHECK(loaded->decode(loaded->encode(noise)) == noise);
+  for (int32_t id : {0, 32, 255, 256, 299}) {
+    CHECK(loaded->token_string(id) == tok->token_string(id));
+    CHECK(loaded->token_id(tok->token_string(id)) == id);
+    CHECK(tok->token_id(tok->token_string(id)) == id);
+  }
 
   // Saving the loaded tokenizer reproduces the file byte for byte.
-  const std::string again = scratch_path("bpe_again.json");
+  const std::string again = scratch_path("byte_level_again.json");
   loaded->save(again);
   CHECK(read_text(again) == read_text(path));
 }

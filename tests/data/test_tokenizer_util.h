@@ -43,16 +43,4 @@ inline std::string random_bytes(std::mt19937& rng, std::size_t n) {
   return s;
 }
 
-// English-like text with punctuation, digits, contractions, newlines and runs of spaces.
-inline std::string sample_corpus(int repeats) {
-  const std::string paragraph =
-      "The quick brown fox jumps over the lazy dog. It's 42 degrees; we'll see 3.14 apples!\n"
-      "  Indented line with    spaces\tand tabs.\n"
-      "Don't stop: the the the theory of thermal things they thought through.\n"
-      "Caf\xc3\xa9 na\xc3\xafve r\xc3\xa9sum\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac 12345 + 678 = 13023\n";
-  std::string out;
-  for (int i = 0; i < repeats; ++i) out += paragraph;
-  return out;
-}
-
 }  // namespace gtpo::data::test
