@@ -11,6 +11,7 @@
 #include "runtime/io/atomic_file.h"
 #include "tests/support/child_process.h"
 #include "tests/support/commands.h"
+#include "tests/support/run_config.h"
 
 using namespace gtpo;
 using testing::call_command;
@@ -22,20 +23,15 @@ testing::ShellResult run_gtpo(const std::string& args) {
   return testing::run_shell("GTPO_DISABLE_CUDA=1 OMP_WAIT_POLICY=passive " + testing::gtpo_binary() + " " + args);
 }
 
-const char* kConfig = R"(model:
-  architecture: llama
-  hidden_size: 32
-  num_hidden_layers: 1
-  num_attention_heads: 4
-  num_key_value_heads: 2
-  max_position_embeddings: 64
-task: {name: arith, difficulty: 1}
-sampler: {group_size: 2, max_new_tokens: 8}
-sft: {steps: 1, batch_size: 2}
-train: {steps: 1, prompts_per_step: 1}
-eval: {num_problems: 2, k: 1}
-log: {progress: false}
-)";
+const std::string kConfig = testing::tiny_run_yaml({{"model.num_hidden_layers", "1"},
+                                                    {"sampler.group_size", "2"},
+                                                    {"sampler.max_new_tokens", "8"},
+                                                    {"sft.steps", "1"},
+                                                    {"sft.batch_size", "2"},
+                                                    {"train.steps", "1"},
+                                                    {"train.prompts_per_step", "1"},
+                                                    {"eval.num_problems", "2"},
+                                                    {"eval.k", "1"}});
 }  // namespace
 
 TEST_CASE("apps: every model command documents --device, bench also --precision", "[apps][device]") {

@@ -20,44 +20,27 @@
 #include "rl/run/train_state.h"
 #include "runtime/io/atomic_file.h"
 #include "tests/support/commands.h"
+#include "tests/support/run_config.h"
 
 using namespace gtpo;
 namespace fs = std::filesystem;
 
 namespace {
-const char* kConfig = R"(model:
-  architecture: llama
-  hidden_size: 32
-  num_hidden_layers: 2
-  num_attention_heads: 4
-  num_key_value_heads: 2
-  max_position_embeddings: 64
-task:
-  name: arith
-  difficulty: 1
-sampler:
-  group_size: 4
-  max_new_tokens: 16
-rl:
-  algo: gtpo
-  dynamic_sampling: false
-  micro_batch_tokens: 64
-sft:
-  steps: 3
-  batch_size: 8
-train:
-  prompts_per_step: 3
-  checkpoint_every: 2
-  sample_every: 1
-  threads: 1
-eval:
-  every: 2
-  num_problems: 6
-  k: 2
-log:
-  progress: false
-  samples: 12
-)";
+const std::string kConfig = testing::tiny_run_yaml({{"sampler.group_size", "4"},
+                                                    {"sampler.max_new_tokens", "16"},
+                                                    {"rl.algo", "gtpo"},
+                                                    {"rl.dynamic_sampling", "false"},
+                                                    {"rl.micro_batch_tokens", "64"},
+                                                    {"sft.steps", "3"},
+                                                    {"sft.batch_size", "8"},
+                                                    {"train.prompts_per_step", "3"},
+                                                    {"train.checkpoint_every", "2"},
+                                                    {"train.sample_every", "1"},
+                                                    {"train.threads", "1"},
+                                                    {"eval.every", "2"},
+                                                    {"eval.num_problems", "6"},
+                                                    {"eval.k", "2"},
+                                                    {"log.samples", "12"}});
 
 bool mpi_available() {
 #if defined(GTPO_WITH_MPI)

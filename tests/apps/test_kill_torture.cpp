@@ -16,6 +16,7 @@
 #include "runtime/io/atomic_file.h"
 #include "tests/support/child_process.h"
 #include "tests/support/commands.h"
+#include "tests/support/run_config.h"
 
 using namespace gtpo;
 namespace fs = std::filesystem;
@@ -61,37 +62,19 @@ int torture(const char* name, double window, MidWrite mid_write_left, MakeArgs m
 const char* kModelYaml = "model:\n  architecture: llama\n  vocab_size: 260\n  hidden_size: 128\n  num_hidden_layers: 4\n"
                          "  num_attention_heads: 4\n  max_position_embeddings: 64\n";
 
-const char* kRunYaml = R"(model:
-  architecture: llama
-  hidden_size: 32
-  num_hidden_layers: 2
-  num_attention_heads: 4
-  num_key_value_heads: 2
-  max_position_embeddings: 64
-task:
-  name: arith
-  difficulty: 1
-sampler:
-  group_size: 2
-  max_new_tokens: 12
-rl:
-  algo: grpo
-  dynamic_sampling: false
-sft:
-  steps: 4
-  batch_size: 4
-train:
-  steps: 4
-  prompts_per_step: 2
-  checkpoint_every: 1
-  sample_every: 1
-eval:
-  every: 2
-  num_problems: 4
-  k: 1
-log:
-  progress: false
-)";
+const std::string kRunYaml = testing::tiny_run_yaml({{"sampler.group_size", "2"},
+                                                     {"sampler.max_new_tokens", "12"},
+                                                     {"rl.algo", "grpo"},
+                                                     {"rl.dynamic_sampling", "false"},
+                                                     {"sft.steps", "4"},
+                                                     {"sft.batch_size", "4"},
+                                                     {"train.steps", "4"},
+                                                     {"train.prompts_per_step", "2"},
+                                                     {"train.checkpoint_every", "1"},
+                                                     {"train.sample_every", "1"},
+                                                     {"eval.every", "2"},
+                                                     {"eval.num_problems", "4"},
+                                                     {"eval.k", "1"}});
 }  // namespace
 
 TEST_CASE("kill -9: init --out over a checkpoint leaves the old or the new one", "[apps][torture][init]") {

@@ -13,6 +13,7 @@
 #include "apps/commands.h"
 #include "runtime/io/atomic_file.h"
 #include "tests/support/commands.h"
+#include "tests/support/run_config.h"
 
 using namespace gtpo;
 using Catch::Matchers::Contains;
@@ -21,38 +22,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kConfig = R"(model:
-  architecture: llama
-  hidden_size: 32
-  num_hidden_layers: 2
-  num_attention_heads: 4
-  num_key_value_heads: 2
-  max_position_embeddings: 64
-task:
-  name: arith
-  difficulty: 1
-sampler:
-  group_size: 4
-  max_new_tokens: 16
-rl:
-  algo: gtpo
-  dynamic_sampling: false   # keep every group, so that every step logs samples
-sft:
-  steps: 3
-  batch_size: 8
-train:
-  steps: 4
-  prompts_per_step: 3
-  checkpoint_every: 2
-  sample_every: 1
-eval:
-  every: 2
-  num_problems: 6
-  k: 2
-log:
-  progress: false
-  samples: 8
-)";
+const std::string kConfig = testing::tiny_run_yaml(
+    {{"sampler.group_size", "4"},
+     {"sampler.max_new_tokens", "16"},
+     {"rl.algo", "gtpo"},
+     {"rl.dynamic_sampling", "false"},  // keep every group, so that every step logs samples
+     {"sft.steps", "3"},
+     {"sft.batch_size", "8"},
+     {"train.steps", "4"},
+     {"train.prompts_per_step", "3"},
+     {"train.checkpoint_every", "2"},
+     {"train.sample_every", "1"},
+     {"eval.every", "2"},
+     {"eval.num_problems", "6"},
+     {"eval.k", "2"},
+     {"log.samples", "8"}});
 
 // A short real run in a fresh directory; returns its run directory.
 std::string train_run(const std::string& name) {

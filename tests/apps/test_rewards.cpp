@@ -23,6 +23,7 @@
 #include "runtime/io/atomic_file.h"
 #include "tests/support/child_process.h"
 #include "tests/support/commands.h"
+#include "tests/support/run_config.h"
 
 using namespace gtpo;
 using Catch::Matchers::Contains;
@@ -30,31 +31,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kConfig = R"(model:
-  architecture: llama
-  hidden_size: 32
-  num_hidden_layers: 2
-  num_attention_heads: 4
-  num_key_value_heads: 2
-  max_position_embeddings: 64
-task:
-  name: arith
-  difficulty: 1
-sampler:
-  group_size: 4
-  max_new_tokens: 16
-rl:
-  algo: grpo
-train:
-  prompts_per_step: 3
-  checkpoint_every: 0
-eval:
-  every: 0
-  num_problems: 4
-  k: 1
-log:
-  progress: false
-)";
+const std::string kConfig = testing::tiny_run_yaml({{"sampler.group_size", "4"},
+                                                    {"sampler.max_new_tokens", "16"},
+                                                    {"rl.algo", "grpo"},
+                                                    {"train.prompts_per_step", "3"},
+                                                    {"train.checkpoint_every", "0"},
+                                                    {"eval.every", "0"},
+                                                    {"eval.num_problems", "4"},
+                                                    {"eval.k", "1"}});
 
 // A deterministic reward: the fraction of digits in the completion, "correct" when it has a "####" line,
 // components "digits" and "len". With FAIL_MODE set it misbehaves at step FAIL_STEP (2).

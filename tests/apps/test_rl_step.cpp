@@ -10,25 +10,23 @@
 #include "rl/rl_step.h"
 #include "rl/run/trainer.h"
 #include "rl/sft.h"
+#include "tests/support/run_config.h"
 
 using namespace gtpo;
 
 namespace {
-const char* kConfig = R"(model:
-  architecture: llama
-  hidden_size: 32
-  num_hidden_layers: 2
-  num_attention_heads: 4
-  num_key_value_heads: 2
-  max_position_embeddings: 64
-task: {name: arith, difficulty: 1}
-sampler: {group_size: 4, max_new_tokens: 12}
-rl: {algo: gtpo, dynamic_sampling: false}
-optim: {eps: 1.0}  # AdamW's first step is ~lr·sign(g) for eps << |g|; eps 1 keeps it ~lr·g, so rounding shows as rounding
-train: {prompts_per_step: 4, seed: 5}
-sft: {steps: 2, batch_size: 12}
-log: {progress: false}
-)";
+const std::string kConfig = testing::tiny_run_yaml({
+    {"sampler.group_size", "4"},
+    {"sampler.max_new_tokens", "12"},
+    {"rl.algo", "gtpo"},
+    {"rl.dynamic_sampling", "false"},
+    // AdamW's first step is ~lr·sign(g) for eps << |g|; eps 1 keeps it ~lr·g, so rounding shows as rounding
+    {"optim.eps", "1.0"},
+    {"train.prompts_per_step", "4"},
+    {"train.seed", "5"},
+    {"sft.steps", "2"},
+    {"sft.batch_size", "12"},
+});
 
 std::vector<std::vector<float>> weights(model::Transformer& m) {
   std::vector<std::vector<float>> out;

@@ -20,6 +20,7 @@
 #include "runtime/io/safetensors.h"
 #include "tests/support/child_process.h"
 #include "tests/support/commands.h"
+#include "tests/support/run_config.h"
 
 using namespace gtpo;
 using Catch::Contains;
@@ -27,36 +28,18 @@ using testing::call_command;
 namespace fs = std::filesystem;
 
 namespace {
-const char* kConfig = R"(model:
-  architecture: llama
-  hidden_size: 32
-  num_hidden_layers: 2
-  num_attention_heads: 4
-  num_key_value_heads: 2
-  max_position_embeddings: 64
-task:
-  name: arith
-  difficulty: 1
-sampler:
-  group_size: 2
-  max_new_tokens: 12
-rl:
-  algo: grpo
-  dynamic_sampling: false
-sft:
-  steps: 2
-  batch_size: 4
-train:
-  steps: 2
-  prompts_per_step: 2
-  checkpoint_every: 1
-eval:
-  every: 0
-  num_problems: 4
-  k: 1
-log:
-  progress: false
-)";
+const std::string kConfig = testing::tiny_run_yaml({{"sampler.group_size", "2"},
+                                                    {"sampler.max_new_tokens", "12"},
+                                                    {"rl.algo", "grpo"},
+                                                    {"rl.dynamic_sampling", "false"},
+                                                    {"sft.steps", "2"},
+                                                    {"sft.batch_size", "4"},
+                                                    {"train.steps", "2"},
+                                                    {"train.prompts_per_step", "2"},
+                                                    {"train.checkpoint_every", "1"},
+                                                    {"eval.every", "0"},
+                                                    {"eval.num_problems", "4"},
+                                                    {"eval.k", "1"}});
 
 std::string setup(const std::string& name) {
   const std::string dir = testing::fresh_temp_dir(name);
