@@ -17,17 +17,18 @@ import sys
 # Lines per folder. Raise a cap in the commit that needs it, with the reason in the message.
 FOLDER_CAPS = {
     "apps": 3100,
-    "data": 9400,
+    "data": 9000,
     "model": 2300,
     "rl": 7500,
     "runtime": 11900,
-    "tests": 17200,
-    "scripts": 3800,
+    "tests": 16900,
+    "scripts": 3900,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).
 FUNCTION_FOLDERS = ("apps", "data", "model", "rl", "runtime")
 FUNCTION_CAP = 80
 # Functions still over the cap, each held at its length today: they may shrink, not grow. Empty is the goal.
+# The three CUDA kernels stay whole until a GPU can show that splitting them costs no registers or speed.
 KNOWN_LONG = {
     "runtime/cuda/cuda_attention_backward.cuh:bwd_kv_kernel": 90,
     "runtime/cuda/cuda_attention_forward.cuh:fwd_tiled_kernel": 102,
