@@ -112,19 +112,11 @@ class ByteTokenizer final : public Tokenizer {
     model["byte_fallback"] = false;
     model["vocab"] = std::move(vocab);
     model["merges"] = Json::array();
-    Json root = Json::object();
-    root["version"] = "1.0";
-    root["truncation"] = nullptr;
-    root["padding"] = nullptr;
-    root["added_tokens"] = std::move(added);
-    root["normalizer"] = nullptr;
-    root["pre_tokenizer"] = {
-        {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
-    root["post_processor"] = nullptr;
-    root["decoder"] = {
-        {"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}};
-    root["model"] = std::move(model);
-    return root;
+    return own_tokenizer_json(
+        std::move(added),
+        {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}},
+        {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}},
+        std::move(model));
   }
 
   std::vector<std::string> names_;  // ids 256..: the special tokens

@@ -65,22 +65,16 @@ Json CharTokenizer::to_json() const {
     vocab[text_[id]] = id;
     if (added_[id] != 0) added.push_back(added_token_json(static_cast<int32_t>(id), text_[id], added_[id] == 2));
   }
-  Json root = Json::object();
-  root["version"] = "1.0";
-  root["truncation"] = nullptr;
-  root["padding"] = nullptr;
-  root["added_tokens"] = std::move(added);
-  root["normalizer"] = nullptr;
-  root["pre_tokenizer"] = {{"type", "Split"},
-                           {"pattern", {{"Regex", kSplitEveryCharacter}}},
-                           {"behavior", "Isolated"},
-                           {"invert", false}};
-  root["post_processor"] = nullptr;
-  root["decoder"] = {{"type", "Fuse"}};  // concatenate tokens (HF's default decoder would join them with spaces)
-  // HF's WordLevel requires an unk_token; "<unk>" is not in the vocabulary, so HF errors on unknown
-  // characters just as encode() does.
-  root["model"] = {{"type", "WordLevel"}, {"vocab", std::move(vocab)}, {"unk_token", "<unk>"}};
-  return root;
+  // The decoder concatenates tokens (HF's default decoder would join them with spaces). HF's WordLevel
+  // requires an unk_token; "<unk>" is not in the vocabulary, so HF errors on unknown characters just as
+  // encode() does.
+  return own_tokenizer_json(std::move(added),
+                            {{"type", "Split"},
+                             {"pattern", {{"Regex", kSplitEveryCharacter}}},
+                             {"behavior", "Isolated"},
+                             {"invert", false}},
+                            {{"type", "Fuse"}},
+                            {{"type", "WordLevel"}, {"vocab", std::move(vocab)}, {"unk_token", "<unk>"}});
 }
 
 std::vector<int32_t> CharTokenizer::encode(std::string_view text) const {

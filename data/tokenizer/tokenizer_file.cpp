@@ -20,6 +20,20 @@ const char* type_name(const Json& j) { return j.type_name(); }
 
 std::string file_context(const std::string& path) { return "tokenizer file '" + path + "': "; }
 
+Json own_tokenizer_json(Json added_tokens, Json pre_tokenizer, Json decoder, Json model) {
+  Json root = Json::object();
+  root["version"] = "1.0";
+  root["truncation"] = nullptr;
+  root["padding"] = nullptr;
+  root["added_tokens"] = std::move(added_tokens);
+  root["normalizer"] = nullptr;
+  root["pre_tokenizer"] = std::move(pre_tokenizer);
+  root["post_processor"] = nullptr;
+  root["decoder"] = std::move(decoder);
+  root["model"] = std::move(model);
+  return root;
+}
+
 void write_file_atomic(const std::string& path, std::string_view content) {
   const std::string tmp = path + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

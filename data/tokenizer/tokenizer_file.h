@@ -9,6 +9,10 @@ namespace gtpo::data {
 
 using Json = nlohmann::ordered_json;  // ordered so written files list vocab entries in id order
 
+// A tokenizer.json of gtpo's own tokenizers, fields in the order Hugging Face writes them: no truncation,
+// padding, normalizer or post-processor.
+Json own_tokenizer_json(Json added_tokens, Json pre_tokenizer, Json decoder, Json model);
+
 // Writes path.tmp, fsyncs it, renames it over path, then fsyncs the directory.
 void write_file_atomic(const std::string& path, std::string_view content);
 
