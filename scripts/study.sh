@@ -29,6 +29,7 @@ declare -A method_overrides=(
   [gtpo_batch]="rl.algo=gtpo gtpo.scope=batch"
   [grpo_s]="rl.algo=grpo_s grpo_s.ratio=arith"
   [grpo_s_geo]="rl.algo=grpo_s grpo_s.ratio=geo"
+  [rloo]="rl.algo=rloo"
 )
 methods="grpo dr_grpo dapo dapo_forking gtpo gtpo_separate gtpo_batch grpo_s grpo_s_geo"
 

@@ -7,8 +7,8 @@ namespace gtpo::rl {
 
 const std::vector<Algorithm>& all_algorithms() {
   static const std::vector<Algorithm> all = {
-      algorithms::grpo(),         algorithms::dr_grpo(), algorithms::dapo(),
-      algorithms::dapo_forking(), algorithms::gtpo(),    algorithms::grpo_s(),
+      algorithms::grpo(), algorithms::dr_grpo(), algorithms::dapo(), algorithms::dapo_forking(),
+      algorithms::gtpo(), algorithms::grpo_s(),  algorithms::rloo(),
   };
   return all;
 }

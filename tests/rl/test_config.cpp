@@ -9,7 +9,8 @@ using namespace gtpo::rl;
 using Catch::Matchers::Contains;
 
 TEST_CASE("every algorithm is registered and has its documented defaults") {
-  CHECK(algorithm_names() == std::vector<std::string>{"grpo", "dr_grpo", "dapo", "dapo_forking", "gtpo", "grpo_s"});
+  CHECK(algorithm_names() ==
+        std::vector<std::string>{"grpo", "dr_grpo", "dapo", "dapo_forking", "gtpo", "grpo_s", "rloo"});
   const RlConfig grpo = defaults_for("grpo");
   CHECK(grpo.algo == "grpo");
   CHECK(grpo.clip_low == 0.2);
@@ -17,6 +18,8 @@ TEST_CASE("every algorithm is registered and has its documented defaults") {
   CHECK(grpo.loss_agg == LossAgg::SeqMeanTokenMean);
   CHECK(grpo.overlong == Overlong::None);
   CHECK(defaults_for("dr_grpo").loss_agg == LossAgg::SeqMeanTokenSumNorm);
+  CHECK(defaults_for("rloo").loss_agg == LossAgg::TokenMean);
+  CHECK(defaults_for("rloo").clip_high == 0.2);
   for (const std::string algo : {"dapo", "dapo_forking", "gtpo", "grpo_s"}) {
     INFO(algo);
     const RlConfig c = defaults_for(algo);

@@ -69,3 +69,32 @@ TEST_CASE("GRPO-S shaped rewards and advantages match the spec vector") {
     for (float a : r.responses[i].advantages) CHECK(a == Approx(adv[i]).margin(1e-4));
   }
 }
+
+// RLOO's vectors by hand: Â_i = r_i − (mean of the other K − 1 rewards), on every token.
+TEST_CASE("RLOO advantages are each reward minus the mean of the others (vectors by hand)") {
+  const auto check_group = [](std::vector<Response> batch, const std::vector<double>& want) {
+    const AdvantageResult r = compute_advantages(batch, spec_config("rloo"));
+    REQUIRE(!r.token_level_shaping);
+    REQUIRE(!r.sequence_level_loss);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      INFO("response " << i);
+      CHECK(r.responses[i].seq_advantage == Approx(want[i]).margin(1e-6));
+      REQUIRE(r.responses[i].advantages.size() == batch[i].entropies.size());
+      for (float a : r.responses[i].advantages) CHECK(a == Approx(want[i]).margin(1e-6));
+    }
+  };
+  // c = 1, 1, 0, 0: 1 − (1 + 0 + 0)/3 = 2/3 for the correct ones, 0 − (1 + 1 + 0)/3 = −2/3 for the others.
+  check_group(spec_group(), {2.0 / 3, 2.0 / 3, -2.0 / 3, -2.0 / 3});
+  // Rewards from the run's reward functions, 0.5, 1, 0, 0.25: 0.5 − 1.25/3, 1 − 0.75/3, 0 − 1.75/3, 0.25
+  // − 1.5/3.
+  std::vector<Response> scored = spec_group();
+  const double rewards[] = {0.5, 1.0, 0.0, 0.25};
+  for (std::size_t i = 0; i < scored.size(); ++i) scored[i].reward = rewards[i];
+  check_group(scored, {0.5 - 1.25 / 3, 1.0 - 0.75 / 3, 0.0 - 1.75 / 3, 0.25 - 1.5 / 3});
+  // Two groups are separate; a group of two is r_i − r_j.
+  check_group({{"q", true, false, -1, {2.0f, 0.5f}, std::nullopt},
+               {"q", false, false, -1, {0.2f}, std::nullopt},
+               {"p", true, false, -1, {1.0f}, std::nullopt},
+               {"p", true, false, -1, {0.5f, 1.5f}, std::nullopt}},
+              {1.0, -1.0, 0.0, 0.0});
+}

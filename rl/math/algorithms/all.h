@@ -10,5 +10,6 @@ Algorithm dapo();
 Algorithm dapo_forking();
 Algorithm gtpo();
 Algorithm grpo_s();
+Algorithm rloo();
 
 }  // namespace gtpo::rl::algorithms

@@ -1,0 +1,51 @@
+// RLOO, REINFORCE Leave-One-Out (Kool et al. 2019; Ahmadian et al. 2024, "Back to Basics"): each response's
+// baseline is the mean reward of the other K - 1 responses of its prompt,
+//   Â_i = r_i − (1/(K−1)) Σ_{j≠i} r_j = K/(K−1) · (r_i − mean_K r),
+// the same Â_i on every token of o_i, no division by the group's standard deviation. A group of one response
+// has no other response to compare with: Â = 0. The loss is the clipped surrogate with PPO's 0.2 and a
+// token mean, as verl's rloo advantage estimator runs with its default actor loss.
+#include "rl/math/algorithms/all.h"
+#include "rl/math/zscore.h"
+
+namespace gtpo::rl::algorithms {
+namespace {
+
+void defaults(RlConfig& c) {
+  c.clip_low = 0.2;
+  c.clip_high = 0.2;
+  c.loss_agg = LossAgg::TokenMean;
+  c.dynamic_sampling = false;
+  c.overlong = Overlong::None;
+}
+
+void compute(const AlgorithmInput& in, AdvantageResult& out) {
+  for (const std::vector<int>& group : in.groups) {
+    const double k = static_cast<double>(group.size());
+    std::vector<double> adv;
+    for (int i : group) adv.push_back(outcome_reward(in.batch[i]) + in.penalty[i]);  // r_i = c_i or r_i
+    const std::vector<double> reward = adv;
+    zscore_in_place(adv, in.cfg.eps, /*divide_by_std=*/false);  // r_i − mean_K r
+    for (std::size_t m = 0; m < group.size(); ++m) {
+      ResponseResult& r = out.responses[group[m]];
+      r.shaped = {static_cast<float>(reward[m])};
+      r.seq_advantage = group.size() > 1 ? static_cast<float>(k / (k - 1.0) * adv[m]) : 0.0f;
+      r.advantages.assign(r.advantages.size(), r.seq_advantage);
+    }
+  }
+}
+
+}  // namespace
+
+Algorithm rloo() {
+  return {"rloo",
+          "RLOO: r = c, A = r - mean of the other K-1 responses, token-mean",
+          defaults,
+          compute,
+          /*needs_entropies=*/false,
+          /*token_level_shaping=*/false,
+          /*sequence_level_loss=*/false,
+          /*outcome_from_correctness=*/nullptr,
+          /*keys=*/nullptr};
+}
+
+}  // namespace gtpo::rl::algorithms
