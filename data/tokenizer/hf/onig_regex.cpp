@@ -40,6 +40,7 @@ OnigRegex::OnigRegex(const std::string& pattern, const std::string& context) {
   regex_ = reg;
   pattern_ = pattern;
   context_ = context;
+  anchored_at_start_ = pattern.find("\\G") != std::string::npos;
 }
 
 OnigRegex::~OnigRegex() {
@@ -77,7 +78,7 @@ std::optional<OnigRegex::Match> OnigRegex::next_match(std::string_view text, std
   const auto matched = [&] {
     return Match{static_cast<std::size_t>(region->beg[0]), static_cast<std::size_t>(region->end[0])};
   };
-  if (text.size() <= kSearchWholeBytes || pattern_.find("\\G") != std::string::npos) {
+  if (text.size() <= kSearchWholeBytes || anchored_at_start_) {
     const int r = onig_search(reg, begin, end, begin + at, end, region, ONIG_OPTION_NONE);
     if (r == ONIG_MISMATCH) return std::nullopt;
     if (r < 0) fail(context_, "regex '", pattern_, "' failed: ", onig_message(r, nullptr));

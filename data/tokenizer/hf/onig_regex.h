@@ -44,6 +44,7 @@ class OnigRegex {
   void* regex_ = nullptr;  // regex_t*, kept opaque so oniguruma.h stays out of other headers
   std::string pattern_;
   std::string context_;
+  bool anchored_at_start_ = false;  // has \G: searched whole, never position by position
 };
 
 }  // namespace gtpo::data::hf

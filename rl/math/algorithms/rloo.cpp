@@ -5,7 +5,7 @@
 // has no other response to compare with: Â = 0. The loss is the clipped surrogate with PPO's 0.2 and a
 // token mean, as verl's rloo advantage estimator runs with its default actor loss.
 #include "rl/math/algorithms/all.h"
-#include "rl/math/zscore.h"
+#include "rl/math/sequence_advantage.h"
 
 namespace gtpo::rl::algorithms {
 namespace {
@@ -18,17 +18,17 @@ void defaults(RlConfig& c) {
   c.overlong = Overlong::None;
 }
 
+// Dr. GRPO's centred advantage r_i − mean_K r, scaled by K/(K−1).
 void compute(const AlgorithmInput& in, AdvantageResult& out) {
+  std::vector<double> reward(in.batch.size());
+  for (std::size_t i = 0; i < in.batch.size(); ++i) reward[i] = outcome_reward(in.batch[i]) + in.penalty[i];
+  set_group_sequence_advantages(in, reward, /*divide_by_std=*/false, out);
   for (const std::vector<int>& group : in.groups) {
     const double k = static_cast<double>(group.size());
-    std::vector<double> adv;
-    for (int i : group) adv.push_back(outcome_reward(in.batch[i]) + in.penalty[i]);  // r_i = c_i or r_i
-    const std::vector<double> reward = adv;
-    zscore_in_place(adv, in.cfg.eps, /*divide_by_std=*/false);  // r_i − mean_K r
-    for (std::size_t m = 0; m < group.size(); ++m) {
-      ResponseResult& r = out.responses[group[m]];
-      r.shaped = {static_cast<float>(reward[m])};
-      r.seq_advantage = group.size() > 1 ? static_cast<float>(k / (k - 1.0) * adv[m]) : 0.0f;
+    if (k < 2) continue;  // a lone response is already 0
+    for (int i : group) {
+      ResponseResult& r = out.responses[i];
+      r.seq_advantage = static_cast<float>(k / (k - 1.0) * r.seq_advantage);
       r.advantages.assign(r.advantages.size(), r.seq_advantage);
     }
   }
