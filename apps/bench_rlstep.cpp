@@ -81,7 +81,7 @@ nlohmann::json update_memory(const rl::RunConfig& config, RunObjects& run, optim
     const size_t live = cpu_backend().allocator_stats().bytes_in_use;
     cpu_backend().reset_allocator_peak();
     (void)rl::run_policy_update(*run.model, optimizer, last.batch, last.advantages, probe.rl,
-                                rl::update_options(probe, sampling, lr), reference);
+                                rl::update_options(probe, sampling, lr, /*step=*/1), reference);
     const double peak_mb =
         static_cast<double>(cpu_backend().allocator_stats().peak_bytes_in_use - live) / 1048576.0;
     memory.push_back(

@@ -87,9 +87,19 @@ void validate(const Tensor& logprobs, const Tensor& entropies, const PolicyLossI
   if (c.entropy_coef != 0.0)
     GTPO_CHECK(entropies.defined() && entropies.numel() == logprobs.numel(),
                "policy_loss: entropy_coef is set but no matching entropies were given");
+  if (!in.cov_selected.empty())
+    GTPO_CHECK(in.cov_selected.size() == n, "policy_loss: ", n, " tokens but ", in.cov_selected.size(),
+               " covariance selections");
+  if (!in.is_weights.empty())
+    GTPO_CHECK(in.is_weights.size() == n, "policy_loss: ", n, " tokens but ", in.is_weights.size(),
+               " IS weights");
   if (in.sequence_level) {
+    GTPO_CHECK(c.policy_loss == PolicyLossKind::Clip, "policy_loss: rl.policy_loss ",
+               to_string(c.policy_loss), " is a per-token loss; ", c.algo,
+               "'s loss is over sequences and needs rl.policy_loss clip");
     const size_t s = in.seq_advantages.size();
-    GTPO_CHECK(in.seq_begin.size() == s && in.seq_end.size() == s && in.seq_weights.size() == s,
+    GTPO_CHECK(in.seq_begin.size() == s && in.seq_end.size() == s && in.seq_weights.size() == s &&
+                   (in.seq_is_weights.empty() || in.seq_is_weights.size() == s),
                "policy_loss: sequence ranges, advantages and weights disagree");
     for (size_t i = 0; i < s; ++i)
       GTPO_CHECK(in.seq_begin[i] >= 0 && in.seq_begin[i] <= in.seq_end[i] && static_cast<size_t>(in.seq_end[i]) <= n,
@@ -123,34 +133,73 @@ Ratios importance_ratios(const std::vector<float>& lp, const std::vector<float>&
 
 // The surrogate's running sums: the weighted loss and the weight in each clip status.
 struct SurrogateSums {
-  double policy = 0.0, weight_low = 0.0, weight_high = 0.0, weight_dual = 0.0, weight_total = 0.0;
-  void add(double weight, const Surrogate& s) {
-    policy += weight * s.loss;
+  double policy = 0.0, weight_low = 0.0, weight_high = 0.0, weight_dual = 0.0, weight_cov = 0.0,
+         weight_total = 0.0;
+  // WEIGHT is the aggregation weight; IS (rl.rollout_correction) scales the loss only.
+  void add(double weight, double is, double loss, uint8_t status) {
+    policy += weight * is * loss;
     weight_total += weight;
-    if (s.status == 1) weight_low += weight;
-    if (s.status == 2) weight_high += weight;
-    if (s.status == 3) weight_dual += weight;
+    if (status == 1) weight_low += weight;
+    if (status == 2) weight_high += weight;
+    if (status == 3) weight_dual += weight;
+    if (status == 4) weight_cov += weight;
   }
 };
 
+// One token's loss term under rl.policy_loss, its derivative by log π_θ,t and its clip status.
+struct TokenTerm {
+  double loss;
+  double dloss_dlogprob;
+  uint8_t status;
+};
+
+TokenTerm token_term(const Ratios& r, size_t t, double lp, double a, bool selected, const RlConfig& c) {
+  const double w = r.ratio[t];
+  switch (c.policy_loss) {
+    case PolicyLossKind::Cispo: {  // −sg[clip(w)]·Â·log π_θ: a gradient through every token
+      const double clipped = std::clamp(w, 1.0 - c.clip_low, 1.0 + c.clip_high);
+      const uint8_t status = w < 1.0 - c.clip_low ? 1 : w > 1.0 + c.clip_high ? 2 : 0;
+      return {-clipped * a * lp, -clipped * a, status};
+    }
+    case PolicyLossKind::KlCov: {  // no clip; a selected token also pays coef·|log π_θ − log π_old|
+      TokenTerm term{-w * a, -a * r.dratio(t), 0};
+      if (selected) {
+        const double x = r.log_ratio[t], sign = x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : 0.0;
+        term = {term.loss + c.kl_cov.coef * std::abs(x),
+                term.dloss_dlogprob + (r.inside_clamp[t] ? c.kl_cov.coef * sign : 0.0), 4};
+      }
+      return term;
+    }
+    case PolicyLossKind::ClipCov:  // a selected token is detached: no loss, no gradient
+      if (selected) return {0.0, 0.0, 4};
+      break;
+    case PolicyLossKind::Clip:
+      break;
+  }
+  const Surrogate s = clipped_surrogate(w, a, c);
+  return {s.loss, s.dloss_dw * r.dratio(t), s.status};
+}
+
 // Token level: each token's own ratio and advantage, weighted by its aggregation weight.
-void token_surrogate(const Ratios& r, const PolicyLossInputs& in, const RlConfig& c, SurrogateSums& sums,
-                     std::vector<float>& dlp, ClipStatus& status) {
+void token_surrogate(const Ratios& r, const std::vector<float>& lp, const PolicyLossInputs& in,
+                     const RlConfig& c, SurrogateSums& sums, std::vector<float>& dlp, ClipStatus& status) {
   for (size_t t = 0; t < dlp.size(); ++t) {
     const double w = in.token_weights[t];
     if (w == 0.0) continue;
-    const Surrogate s = clipped_surrogate(r.ratio[t], in.advantages[t], c);
-    sums.add(w, s);
-    dlp[t] += static_cast<float>(w * s.dloss_dw * r.dratio(t));
-    status[t] = s.status;
+    const bool selected = !in.cov_selected.empty() && in.cov_selected[t];
+    const double is = in.is_weights.empty() ? 1.0 : in.is_weights[t];
+    const TokenTerm term = token_term(r, t, lp[t], in.advantages[t], selected, c);
+    sums.add(w, is, term.loss, term.status);
+    dlp[t] += static_cast<float>(w * is * term.dloss_dlogprob);
+    status[t] = term.status;
   }
 }
 
-// GRPO-S Eq. 11: one ratio per response, ŵ_i = mean_t w_{i,t} (arith) or exp(mean_t log w_{i,t}) (geo, as
-// GSPO), with the response's advantage and weight.
+// GRPO-S Eq. 11 and GSPO: one ratio per response, ŵ_i = mean_t w_{i,t} (arith) or exp(mean_t log w_{i,t})
+// (geo), with the response's advantage and weight.
 void sequence_surrogate(const Ratios& r, const PolicyLossInputs& in, const RlConfig& c, SurrogateSums& sums,
                         std::vector<float>& dlp, ClipStatus& status) {
-  const bool arith = c.grpo_s.ratio == MeanKind::Arith;
+  const bool arith = in.seq_ratio == MeanKind::Arith;
   for (size_t s = 0; s < in.seq_advantages.size(); ++s) {
     const double v = in.seq_weights[s];
     const int64_t b = in.seq_begin[s], e = in.seq_end[s];
@@ -165,11 +214,12 @@ void sequence_surrogate(const Ratios& r, const PolicyLossInputs& in, const RlCon
       seq_ratio = std::exp(seq_ratio / len);
     }
     const Surrogate sur = clipped_surrogate(seq_ratio, in.seq_advantages[s], c);
-    sums.add(v, sur);
+    const double is = in.seq_is_weights.empty() ? 1.0 : in.seq_is_weights[s];
+    sums.add(v, is, sur.loss, sur.status);
     for (int64_t t = b; t < e; ++t) {
       const size_t i = static_cast<size_t>(t);
       const double dseq = arith ? r.dratio(i) / len : (r.dratio(i) > 0.0 ? seq_ratio / len : 0.0);
-      dlp[i] += static_cast<float>(v * sur.dloss_dw * dseq);
+      dlp[i] += static_cast<float>(v * is * sur.dloss_dw * dseq);
       status[i] = sur.status;
     }
   }
@@ -208,6 +258,7 @@ PolicyLossMetrics loss_metrics(const Ratios& r, const std::vector<float>& ent, c
   m.clip_frac_low = total > 0 ? sums.weight_low / total : 0.0;
   m.clip_frac_high = total > 0 ? sums.weight_high / total : 0.0;
   m.dual_clip_frac = total > 0 ? sums.weight_dual / total : 0.0;
+  m.cov_frac = total > 0 ? sums.weight_cov / total : 0.0;
   m.approx_kl = approx_kl / count;
   m.entropy_mean = ent_sum / count;
   m.ratio_mean = ratio_sum / count;
@@ -231,7 +282,7 @@ Tensor policy_loss(const Tensor& logprobs, const Tensor& entropies, const Policy
   if (in.sequence_level)
     sequence_surrogate(ratios, in, c, sums, dlp, status);
   else
-    token_surrogate(ratios, in, c, sums, dlp, status);
+    token_surrogate(ratios, lp, in, c, sums, dlp, status);
   const double kl = c.kl_coef != 0.0 ? reference_kl(lp, in, c, dlp) : 0.0;
   double bonus = 0.0;  // the entropy bonus, with the token aggregation weights
   if (c.entropy_coef != 0.0) {

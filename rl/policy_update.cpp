@@ -1,11 +1,13 @@
 #include "rl/policy_update.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <span>
 
 #include "model/memory_estimate.h"
+#include "rl/math/covariance_selection.h"
 #include "rl/math/loss_aggregation.h"
 #include "rl/sequence_batch.h"
 #include "runtime/dist/gradients.h"
@@ -79,6 +81,7 @@ void accumulate(PolicyLossMetrics& total, const PolicyLossMetrics& m) {
   total.clip_frac_low += w * m.clip_frac_low;
   total.clip_frac_high += w * m.clip_frac_high;
   total.dual_clip_frac += w * m.dual_clip_frac;
+  total.cov_frac += w * m.cov_frac;
   total.approx_kl += w * m.approx_kl;
   total.entropy_mean += w * m.entropy_mean;
   total.ratio_mean += w * m.ratio_mean;
@@ -129,6 +132,13 @@ struct Update {
   const model::Transformer* reference;
   UpdateStats& stats;
   std::vector<uint8_t> computed_here;  // items whose loss this rank computed
+  // rl.rollout_correction: log π_old of every response token as the trainer scores it; empty = the sampler's.
+  std::vector<std::vector<float>> trainer_old;
+
+  const std::vector<float>& old_logprobs(int64_t item) const {
+    return trainer_old.empty() ? batch.items[static_cast<size_t>(item)].sample.logprobs
+                               : trainer_old[static_cast<size_t>(item)];
+  }
 };
 
 // A mini-batch of items [first, last): loss weights normalised over all of it, before it is split (spec:
@@ -138,10 +148,37 @@ struct MiniBatch {
   std::vector<std::vector<float>> token_w;
   std::vector<float> seq_w;
   std::vector<int64_t> active;
+  std::vector<std::vector<uint8_t>> cov_selected;  // per item, with rl.policy_loss clip_cov or kl_cov
 };
 
+// Clip-Cov's or KL-Cov's tokens over the whole mini-batch (rl/math/covariance_selection.h), from π_old.
+void select_by_covariance(const Update& u, MiniBatch& mb, uint64_t seed) {
+  const PolicyLossKind kind = u.rl.policy_loss;
+  if (kind != PolicyLossKind::ClipCov && kind != PolicyLossKind::KlCov) return;
+  std::vector<float> old, adv;
+  std::vector<uint8_t> in_loss;
+  for (int64_t i = mb.first; i < mb.last; ++i) {
+    const ResponseResult& r = u.adv.responses[static_cast<size_t>(i)];
+    const std::vector<float>& lp = u.old_logprobs(i);
+    old.insert(old.end(), lp.begin(), lp.end());
+    adv.insert(adv.end(), r.advantages.begin(), r.advantages.end());
+    in_loss.insert(in_loss.end(), r.loss_mask.begin(), r.loss_mask.end());
+  }
+  const std::vector<double> cov = token_covariances(old, adv, in_loss);
+  const std::vector<uint8_t> selected =
+      kind == PolicyLossKind::ClipCov
+          ? clip_cov_selection(cov, in_loss, u.rl.clip_cov.ratio, u.rl.clip_cov.lb, u.rl.clip_cov.ub, seed)
+          : kl_cov_selection(cov, in_loss, u.rl.kl_cov.ratio);
+  auto at = selected.begin();
+  for (int64_t i = mb.first; i < mb.last; ++i) {
+    const size_t len = u.adv.responses[static_cast<size_t>(i)].loss_mask.size();
+    mb.cov_selected.emplace_back(at, at + static_cast<std::ptrdiff_t>(len));
+    at += static_cast<std::ptrdiff_t>(len);
+  }
+}
+
 MiniBatch mini_batch(const Update& u, int64_t first, int64_t last) {
-  MiniBatch mb{first, last, {}, {}, {}};
+  MiniBatch mb{first, last, {}, {}, {}, {}};
   std::vector<std::vector<uint8_t>> masks;
   for (int64_t i = first; i < last; ++i) masks.push_back(u.adv.responses[static_cast<size_t>(i)].loss_mask);
   mb.token_w = token_loss_weights(masks, u.rl.loss_agg);
@@ -179,6 +216,20 @@ std::vector<std::vector<size_t>> micro_batches(const Update& u, const MiniBatch&
   return plan_micro_batches(lengths, plan);
 }
 
+// rl.rollout_correction's weight for log ρ = log π_old − log π_sampler: min(ρ, C) (tis) or ρ below C, else 0
+// (mis).
+float correction_weight(const RlConfig& rl, double log_rho) {
+  const double rho = std::exp(log_rho), cap = rl.rollout_correction_cap;
+  if (rl.rollout_correction == RolloutCorrection::Tis) return static_cast<float>(std::min(rho, cap));
+  return static_cast<float>(rho <= cap ? rho : 0.0);
+}
+
+double mean_log_ratio(const std::vector<float>& num, const std::vector<float>& den) {
+  double sum = 0.0;
+  for (size_t t = 0; t < num.size(); ++t) sum += static_cast<double>(num[t]) - den[t];
+  return num.empty() ? 0.0 : sum / static_cast<double>(num.size());
+}
+
 // The policy loss's per-position inputs for the items `rows`, laid out as in mbatch.
 PolicyLossInputs loss_inputs(const Update& u, const MiniBatch& mb, const std::vector<int64_t>& rows,
                              const ScoredMicroBatch& mbatch) {
@@ -188,6 +239,9 @@ PolicyLossInputs loss_inputs(const Update& u, const MiniBatch& mb, const std::ve
   in.advantages.assign(n, 0.0f);
   in.token_weights.assign(n, 0.0f);
   in.sequence_level = u.adv.sequence_level_loss;
+  in.seq_ratio = u.adv.sequence_ratio;
+  if (!mb.cov_selected.empty()) in.cov_selected.assign(n, 0);
+  if (!u.trainer_old.empty()) in.is_weights.assign(n, 0.0f);
   for (size_t row = 0; row < rows.size(); ++row) {
     const int64_t item = rows[row];
     const model::Sample& s = u.batch.items[static_cast<size_t>(item)].sample;
@@ -195,10 +249,18 @@ PolicyLossInputs loss_inputs(const Update& u, const MiniBatch& mb, const std::ve
     const int64_t first_at = mbatch.first[row];
     for (size_t t = 0; t < s.tokens.size(); ++t) {
       const size_t at = static_cast<size_t>(first_at) + t;
-      in.old_logprobs[at] = s.logprobs[t];
+      in.old_logprobs[at] = u.old_logprobs(item)[t];
       in.advantages[at] = r.advantages[t];
       in.token_weights[at] = mb.token_w[static_cast<size_t>(item - mb.first)][t];
+      if (!in.cov_selected.empty())
+        in.cov_selected[at] = mb.cov_selected[static_cast<size_t>(item - mb.first)][t];
+      if (!in.is_weights.empty())
+        in.is_weights[at] =
+            correction_weight(u.rl, u.trainer_old[static_cast<size_t>(item)][t] - s.logprobs[t]);
     }
+    if (in.sequence_level && !u.trainer_old.empty())
+      in.seq_is_weights.push_back(
+          correction_weight(u.rl, mean_log_ratio(u.trainer_old[static_cast<size_t>(item)], s.logprobs)));
     if (in.sequence_level) {
       in.seq_begin.push_back(first_at);
       in.seq_end.push_back(first_at + static_cast<int64_t>(s.tokens.size()));
@@ -238,6 +300,43 @@ PolicyLossMetrics run_micro_batch(Update& u, const MiniBatch& mb, const std::vec
   return m;
 }
 
+// rl.rollout_correction: π_old of every item with a loss token as the trainer scores it (no gradient), in
+// the micro-batches of one mini-batch over the whole batch, and how far the sampler's log-probs are from it.
+void score_old_policy(Update& u) {
+  const int64_t items = static_cast<int64_t>(u.batch.items.size());
+  u.trainer_old.assign(static_cast<size_t>(items), {});
+  for (int64_t i = 0; i < items; ++i)
+    u.trainer_old[static_cast<size_t>(i)] = u.batch.items[static_cast<size_t>(i)].sample.logprobs;
+  NoGradGuard no_grad;
+  const MiniBatch all = mini_batch(u, 0, items);
+  for (const std::vector<size_t>& micro : micro_batches(u, all)) {
+    std::vector<int64_t> rows;
+    for (size_t a : micro) rows.push_back(all.active[a]);
+    const ScoredMicroBatch mbatch =
+        lay_out(u.batch, rows, u.rl.share_prompts, u.options.pad_id, u.policy.device());
+    const std::vector<float> lp = mbatch.score(u.policy, u.options.temperature).logprob.to_vector();
+    for (size_t row = 0; row < rows.size(); ++row) {
+      std::vector<float>& old = u.trainer_old[static_cast<size_t>(rows[row])];
+      for (size_t t = 0; t < old.size(); ++t) old[t] = lp[static_cast<size_t>(mbatch.first[row]) + t];
+    }
+  }
+  double gap_sum = 0.0, over = 0.0, tokens = 0.0;
+  for (int64_t i = 0; i < items; ++i) {
+    const ResponseResult& r = u.adv.responses[static_cast<size_t>(i)];
+    const std::vector<float>& sampler = u.batch.items[static_cast<size_t>(i)].sample.logprobs;
+    for (size_t t = 0; t < r.loss_mask.size(); ++t) {
+      if (!r.loss_mask[t]) continue;
+      const double log_rho = static_cast<double>(u.trainer_old[static_cast<size_t>(i)][t]) - sampler[t];
+      gap_sum += std::abs(log_rho);
+      u.stats.sampler_gap_max = std::max(u.stats.sampler_gap_max, std::abs(log_rho));
+      over += std::exp(log_rho) > u.rl.rollout_correction_cap ? 1.0 : 0.0;
+      tokens += 1.0;
+    }
+  }
+  u.stats.sampler_gap_mean = tokens > 0 ? gap_sum / tokens : 0.0;
+  u.stats.correction_frac = tokens > 0 ? over / tokens : 0.0;
+}
+
 // The losses are means per optimiser step (each step's micro-batches sum to its loss), like TRL's and
 // verl's; the ratios and fractions are token-weighted means over every step.
 void to_means(UpdateStats& stats) {
@@ -251,6 +350,7 @@ void to_means(UpdateStats& stats) {
   l.clip_frac_low /= w;
   l.clip_frac_high /= w;
   l.dual_clip_frac /= w;
+  l.cov_frac /= w;
   l.approx_kl /= w;
   l.entropy_mean /= w;
   l.ratio_mean /= w;
@@ -266,12 +366,16 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
   const int64_t G = std::max<int64_t>(batch.group_size, 1);
   const int64_t groups = static_cast<int64_t>(batch.items.size()) / G;
   stats.clip.resize(batch.items.size());
-  Update u{policy, batch, adv, rl, options, reference, stats, std::vector<uint8_t>(batch.items.size(), 0)};
+  Update u{policy, batch, adv, rl, options, reference, stats, std::vector<uint8_t>(batch.items.size(), 0),
+           {}};
   if (groups == 0) return stats;
+  if (rl.rollout_correction != RolloutCorrection::None) score_old_policy(u);
   const int64_t per_mini = rl.mini_batch_prompts > 0 ? rl.mini_batch_prompts : groups;
   for (int epoch = 0; epoch < std::max(1, rl.ppo_epochs); ++epoch) {
     for (int64_t g0 = 0; g0 < groups; g0 += per_mini) {
-      const MiniBatch mb = mini_batch(u, g0 * G, std::min(groups, g0 + per_mini) * G);
+      MiniBatch mb = mini_batch(u, g0 * G, std::min(groups, g0 + per_mini) * G);
+      select_by_covariance(u, mb,
+                           options.seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(epoch * groups + g0));
       if (mb.active.empty()) continue;
       const auto micro = micro_batches(u, mb);
       // With several ranks, the micro-batches one process would run are dealt out in contiguous blocks.

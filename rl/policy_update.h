@@ -19,6 +19,7 @@ struct UpdateOptions {
   float grad_clip = 1.0f;             // 0: off
   float lr = 1e-3f;
   int32_t pad_id = 0;
+  uint64_t seed = 0;  // of the step: Clip-Cov's random pick
 };
 
 struct UpdateStats {
@@ -27,6 +28,10 @@ struct UpdateStats {
   int64_t optimizer_steps = 0;
   int64_t tokens = 0;      // response tokens that entered the loss, summed over epochs
   std::vector<ClipStatus> clip;  // per item of the batch, from the last epoch
+  // rl.rollout_correction, over the loss tokens: |log π_old − log π_sampler| (π_old as the trainer scores it)
+  // largest and mean, and the share of tokens whose ρ = π_old/π_sampler is above the cap (truncated or
+  // masked).
+  double sampler_gap_max = 0.0, sampler_gap_mean = 0.0, correction_frac = 0.0;
 };
 
 // With several ranks (COMM; every rank holds the whole batch and its advantages), each rank back-propagates

@@ -81,12 +81,14 @@ nlohmann::json step_metrics(int64_t step, float lr, const RlStepResult& r, const
 
 }  // namespace
 
-UpdateOptions update_options(const RunConfig& config, const model::SamplingOptions& sampling, float lr) {
+UpdateOptions update_options(const RunConfig& config, const model::SamplingOptions& sampling, float lr,
+                             int64_t step) {
   UpdateOptions uo;
   uo.temperature = sampling.temperature > 0.0f ? sampling.temperature : 1.0f;  // log-probs as sampled
   uo.grad_clip = static_cast<float>(config.optim.grad_clip);
   uo.lr = lr;
   uo.pad_id = sampling.pad_id;
+  uo.seed = config.train.seed * 0x100000001B3ull + static_cast<uint64_t>(step);
   return uo;
 }
 
@@ -123,7 +125,7 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
 
   t = Clock::now();
   r.update = run_policy_update(m.policy, m.optimizer, r.batch, r.advantages, config.rl,
-                               update_options(config, sampling, lr), m.reference, m.comm);
+                               update_options(config, sampling, lr, step), m.reference, m.comm);
   backend_for(m.policy.device()).synchronize();  // the optimiser's kernels may still be queued on a GPU
   r.seconds_update = seconds_since(t);
 
@@ -132,6 +134,13 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
   for (const RolloutItem& it : r.batch.items) old_logprobs.push_back(it.sample.logprobs);
   const double cov = logprob_advantage_covariance(old_logprobs, r.advantages.responses);
   r.metrics["logprob_adv_cov"] = std::isnan(cov) ? nlohmann::json() : nlohmann::json(cov);
+  if (config.rl.policy_loss == PolicyLossKind::ClipCov || config.rl.policy_loss == PolicyLossKind::KlCov)
+    r.metrics["cov_frac"] = r.update.loss.cov_frac;
+  if (config.rl.rollout_correction != RolloutCorrection::None) {
+    r.metrics["sampler_gap_max"] = r.update.sampler_gap_max;
+    r.metrics["sampler_gap_mean"] = r.update.sampler_gap_mean;
+    r.metrics["correction_frac"] = r.update.correction_frac;
+  }
   return r;
 }
 

@@ -44,8 +44,10 @@ struct RlStepResult {
   nlohmann::json metrics;  // one metrics.jsonl line (without seconds_step, which the caller times)
 };
 
-// The update options a step uses: log-probs at the sampling temperature, optim.grad_clip, LR.
-UpdateOptions update_options(const RunConfig& config, const model::SamplingOptions& sampling, float lr);
+// The update options step STEP uses: log-probs at the sampling temperature, optim.grad_clip, LR, a seed from
+// train.seed and the step.
+UpdateOptions update_options(const RunConfig& config, const model::SamplingOptions& sampling, float lr,
+                             int64_t step);
 
 // Step number STEP (1-based) at learning rate LR; advances CURSOR past every prompt it samples.
 RlStepResult rl_step(const RlStepModels& models, const RunConfig& config, uint64_t& cursor, int64_t step,

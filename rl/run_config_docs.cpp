@@ -74,6 +74,15 @@ const std::map<std::string, std::string>& section_intros() {
       {"dapo_forking", "Read by `dapo_forking` only."},
       {"gtpo", "Token-level shaping of `gtpo` (read by `gtpo` only)."},
       {"grpo_s", "Sequence-level shaping of `grpo_s` (read by `grpo_s` only)."},
+      {"clip_cov",
+       "Clip-Cov's token selection, read when `rl.policy_loss` is `clip_cov` (the `clip_cov` algorithm's "
+       "default; docs/algorithms.md)."},
+      {"kl_cov",
+       "KL-Cov's token selection and penalty, read when `rl.policy_loss` is `kl_cov` (the `kl_cov` "
+       "algorithm's "
+       "default)."},
+      {"entropy_adv",
+       "The entropy advantage ψ = min(α·H, |A|/κ) of `entropy_adv` (read by `entropy_adv` only)."},
       {"reward",
        "The reward r_i of each response: the weighted sum of the functions listed in `reward.functions`, a "
        "list of mappings (`- {name: correct, weight: 1}`). Without the list, r_i is the task's verifier "

@@ -19,10 +19,10 @@ FOLDER_CAPS = {
     "apps": 3100,
     "data": 9000,
     "model": 2300,
-    "rl": 7500,
+    "rl": 8300,
     "runtime": 11900,
-    "tests": 16900,
-    "scripts": 3900,
+    "tests": 17400,
+    "scripts": 4150,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).
 FUNCTION_FOLDERS = ("apps", "data", "model", "rl", "runtime")

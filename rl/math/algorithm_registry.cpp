@@ -7,8 +7,10 @@ namespace gtpo::rl {
 
 const std::vector<Algorithm>& all_algorithms() {
   static const std::vector<Algorithm> all = {
-      algorithms::grpo(), algorithms::dr_grpo(), algorithms::dapo(), algorithms::dapo_forking(),
-      algorithms::gtpo(), algorithms::grpo_s(),  algorithms::rloo(),
+      algorithms::grpo(),        algorithms::dr_grpo(), algorithms::dapo(),     algorithms::dapo_forking(),
+      algorithms::gtpo(),        algorithms::grpo_s(),  algorithms::rloo(),     algorithms::reinforce_pp(),
+      algorithms::gspo(),        algorithms::cispo(),   algorithms::clip_cov(), algorithms::kl_cov(),
+      algorithms::entropy_adv(),
   };
   return all;
 }

@@ -14,6 +14,12 @@ const std::vector<std::pair<std::string, LossAgg>> kLossAggs = {
     {"seq-mean-token-sum", LossAgg::SeqMeanTokenSum},
     {"seq-mean-token-sum-norm", LossAgg::SeqMeanTokenSumNorm}};
 
+const std::vector<std::pair<std::string, PolicyLossKind>> kPolicyLosses = {
+    {"clip", PolicyLossKind::Clip},
+    {"cispo", PolicyLossKind::Cispo},
+    {"clip_cov", PolicyLossKind::ClipCov},
+    {"kl_cov", PolicyLossKind::KlCov}};
+
 // A count that the RL code keeps as int.
 Codec<int> count(int lo) { return config::integer<int>(lo, 2147483647); }
 
@@ -55,12 +61,28 @@ std::vector<RlKey> shared_keys() {
   return {
       field("rl", "eps", &RlConfig::eps, number(0, 1, true),
             "ε added in every division of the advantage math (std, 1/H)"),
-      field("rl", "clip_low", &RlConfig::clip_low, number(0, 1, false, true),
-            "ε_low: the importance ratio is clipped below at 1 − clip_low"),
+      field("rl", "clip_low", &RlConfig::clip_low, number(0, 1),
+            "ε_low: the importance ratio is clipped below at 1 − clip_low (1 = no lower bound)"),
       field("rl", "clip_high", &RlConfig::clip_high, number(0, inf),
             "ε_high: the importance ratio is clipped above at 1 + clip_high"),
       field("rl", "dual_clip", &RlConfig::dual_clip, dual_clip(),
             "dual clip c for negative advantages (on = 3.0)"),
+      field(
+          "rl", "policy_loss", &RlConfig::policy_loss, config::choice(kPolicyLosses),
+          "per-token loss: clip (PPO's clipped surrogate), cispo (clipped IS weight times log π, gradient "
+          "through every token), clip_cov (clip with a random few high-covariance tokens detached, "
+          "clip_cov.*), kl_cov (no clip; the largest-covariance tokens get a |log ratio| penalty, kl_cov.*)"),
+      field(
+          "rl", "rollout_correction", &RlConfig::rollout_correction,
+          config::choice<RolloutCorrection>({{"none", RolloutCorrection::None},
+                                             {"tis", RolloutCorrection::Tis},
+                                             {"mis", RolloutCorrection::Mis}}),
+          "sampler-trainer correction: the trainer scores the rollout again (one more forward) for π_old, "
+          "and "
+          "each token's loss is weighted by ρ = π_old/π_sampler truncated at the cap (tis) or dropped above "
+          "it (mis); sequence-level losses use ρ's geometric mean over the response"),
+      field("rl", "rollout_correction_cap", &RlConfig::rollout_correction_cap, number(1, inf),
+            "C of rl.rollout_correction"),
       field("rl", "loss_agg", &RlConfig::loss_agg, config::choice(kLossAggs),
             "how per-token losses are averaged over the mini-batch"),
       field("rl", "dynamic_sampling", &RlConfig::dynamic_sampling, config::boolean(),
@@ -167,6 +189,12 @@ int overlong_buffer_tokens(const RlConfig& cfg, int max_new_tokens) {
 
 const char* to_string(LossAgg v) {
   for (const auto& [word, c] : kLossAggs)
+    if (c == v) return word.c_str();
+  return "?";
+}
+
+const char* to_string(PolicyLossKind v) {
+  for (const auto& [word, c] : kPolicyLosses)
     if (c == v) return word.c_str();
   return "?";
 }

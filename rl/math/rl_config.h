@@ -17,6 +17,8 @@ enum class Outcome { Correctness, Reward };  // gtpo.outcome, grpo_s.outcome: wh
 enum class Overlong { None, DapoSoft, Grop };                                              // rl.overlong
 enum class LossAgg { TokenMean, SeqMeanTokenMean, SeqMeanTokenSum, SeqMeanTokenSumNorm };  // rl.loss_agg
 enum class KlEstimator { K1, K2, K3 };                                                     // rl.kl_estimator
+enum class PolicyLossKind { Clip, Cispo, ClipCov, KlCov };                                 // rl.policy_loss
+enum class RolloutCorrection { None, Tis, Mis };  // rl.rollout_correction
 
 struct GtpoConfig {
   double alpha1 = 1.0;
@@ -35,12 +37,31 @@ struct GrpoSConfig {
   Outcome outcome = Outcome::Correctness;
 };
 
+struct ClipCovConfig {  // clip_cov.*: Cui et al. 2025, the paper's and verl's defaults
+  double ratio = 2e-4;  // share of the loss tokens detached
+  double lb = 1.0;      // candidates have lb < Cov < ub
+  double ub = 5.0;
+};
+
+struct KlCovConfig {    // kl_cov.*
+  double ratio = 2e-3;  // share of the loss tokens (largest Cov) that get the |log ratio| penalty
+  double coef = 1.0;    // its weight
+};
+
+struct EntropyAdvConfig {  // entropy_adv.*: Cheng et al. 2025, ψ = min(α·H, |A|/κ)
+  double alpha = 0.4;
+  double kappa = 2.0;
+};
+
 struct RlConfig {
   std::string algo = "grpo";
   double eps = 1e-6;       // rl.eps
   double clip_low = 0.2;   // rl.clip_low  (ε_low)
   double clip_high = 0.2;  // rl.clip_high (ε_high)
   double dual_clip = 0.0;  // rl.dual_clip: c for Â < 0; 0 = off
+  PolicyLossKind policy_loss = PolicyLossKind::Clip;
+  RolloutCorrection rollout_correction = RolloutCorrection::None;
+  double rollout_correction_cap = 2.0;  // C of TIS (min(ρ, C)) and MIS (ρ > C masked)
   LossAgg loss_agg = LossAgg::SeqMeanTokenMean;
   bool dynamic_sampling = false;
   int max_resample_rounds = 10;
@@ -60,6 +81,9 @@ struct RlConfig {
   double forking_rho = 0.2;     // dapo_forking.rho
   GtpoConfig gtpo;
   GrpoSConfig grpo_s;
+  ClipCovConfig clip_cov;
+  KlCovConfig kl_cov;
+  EntropyAdvConfig entropy_adv;
 };
 
 // The defaults of the named algorithm; throws gtpo::Error listing the known names for an unknown one.
@@ -83,5 +107,6 @@ std::vector<std::pair<std::string, std::string>> rl_option_values(const RlConfig
 int overlong_buffer_tokens(const RlConfig& cfg, int max_new_tokens);
 
 const char* to_string(LossAgg v);
+const char* to_string(PolicyLossKind v);
 
 }  // namespace gtpo::rl

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "rl/math/rl_config.h"
+
 namespace gtpo::rl {
 
 // One sampled response. Entropies are H_{i,t} of π_old at each response position (data, never a gradient).
@@ -82,6 +84,9 @@ struct AdvantageResult {
   std::string algo;
   bool token_level_shaping = false;       // shaped holds one value per token
   bool sequence_level_loss = false;       // the loss is over sequences (grpo_s, Eq. 10): use seq_advantage
+  // The sequence ratio of a sequence-level loss: mean of the token ratios (grpo_s.ratio arith) or their
+  // geometric mean exp(mean_t log w_{i,t}) (GSPO; grpo_s.ratio geo).
+  MeanKind sequence_ratio = MeanKind::Geo;
   std::vector<ResponseResult> responses;  // same order as the input batch
   Diagnostics diagnostics;
 };

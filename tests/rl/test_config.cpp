@@ -9,8 +9,9 @@ using namespace gtpo::rl;
 using Catch::Matchers::Contains;
 
 TEST_CASE("every algorithm is registered and has its documented defaults") {
-  CHECK(algorithm_names() ==
-        std::vector<std::string>{"grpo", "dr_grpo", "dapo", "dapo_forking", "gtpo", "grpo_s", "rloo"});
+  CHECK(algorithm_names() == std::vector<std::string>{"grpo", "dr_grpo", "dapo", "dapo_forking", "gtpo",
+                                                      "grpo_s", "rloo", "reinforce_pp", "gspo", "cispo",
+                                                      "clip_cov", "kl_cov", "entropy_adv"});
   const RlConfig grpo = defaults_for("grpo");
   CHECK(grpo.algo == "grpo");
   CHECK(grpo.clip_low == 0.2);
@@ -20,6 +21,19 @@ TEST_CASE("every algorithm is registered and has its documented defaults") {
   CHECK(defaults_for("dr_grpo").loss_agg == LossAgg::SeqMeanTokenSumNorm);
   CHECK(defaults_for("rloo").loss_agg == LossAgg::TokenMean);
   CHECK(defaults_for("rloo").clip_high == 0.2);
+  CHECK(defaults_for("gspo").clip_low == 3e-4);
+  CHECK(defaults_for("gspo").clip_high == 4e-4);
+  CHECK(defaults_for("cispo").policy_loss == PolicyLossKind::Cispo);
+  CHECK(defaults_for("cispo").clip_low == 1.0);
+  CHECK(defaults_for("cispo").clip_high == 4.0);
+  CHECK(defaults_for("clip_cov").policy_loss == PolicyLossKind::ClipCov);
+  CHECK(defaults_for("clip_cov").clip_cov.ratio == 2e-4);
+  CHECK(defaults_for("kl_cov").policy_loss == PolicyLossKind::KlCov);
+  CHECK(defaults_for("kl_cov").kl_cov.ratio == 2e-3);
+  CHECK(defaults_for("entropy_adv").entropy_adv.alpha == 0.4);
+  CHECK(defaults_for("entropy_adv").entropy_adv.kappa == 2.0);
+  for (const std::string algo : {"grpo", "dr_grpo", "dapo", "gtpo", "grpo_s", "rloo", "reinforce_pp", "gspo"})
+    CHECK(defaults_for(algo).policy_loss == PolicyLossKind::Clip);
   for (const std::string algo : {"dapo", "dapo_forking", "gtpo", "grpo_s"}) {
     INFO(algo);
     const RlConfig c = defaults_for(algo);

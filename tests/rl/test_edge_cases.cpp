@@ -31,7 +31,8 @@ Response resp(const std::string& group, bool correct, std::vector<float> h) {
 
 TEST_CASE("a group of one: lone response gets +-(a1+a2), zero advantage, dropped under dynamic sampling") {
   const std::vector<Response> batch = {resp("q", true, {0.3f, 2.0f, 0.0f})};
-  for (const std::string algo : {"grpo", "dr_grpo", "dapo", "dapo_forking", "gtpo", "grpo_s", "rloo"}) {
+  for (const std::string algo : {"grpo", "dr_grpo", "dapo", "dapo_forking", "gtpo", "grpo_s", "rloo",
+                                 "reinforce_pp", "gspo", "cispo", "clip_cov", "kl_cov", "entropy_adv"}) {
     INFO(algo);
     const AdvantageResult res = compute_advantages(batch, plain(algo));
     REQUIRE(res.responses[0].advantages.size() == 3);
@@ -98,7 +99,8 @@ TEST_CASE("zero-entropy columns: uniform weight for O+, all-zero O- column is un
 TEST_CASE("empty responses have no tokens and a defined sequence reward") {
   const std::vector<Response> batch = {resp("q", true, {}), resp("q", true, {1.0f}), resp("q", false, {}),
                                        resp("q", false, {0.5f, 0.5f})};
-  for (const std::string algo : {"grpo", "dr_grpo", "dapo", "dapo_forking", "gtpo", "grpo_s", "rloo"}) {
+  for (const std::string algo : {"grpo", "dr_grpo", "dapo", "dapo_forking", "gtpo", "grpo_s", "rloo",
+                                 "reinforce_pp", "gspo", "cispo", "clip_cov", "kl_cov", "entropy_adv"}) {
     INFO(algo);
     const AdvantageResult r = compute_advantages(batch, plain(algo));
     CHECK(r.responses[0].advantages.empty());

@@ -109,10 +109,10 @@ TEST_CASE("policy loss: finite differences agree with the gradient (token and se
     for (MeanKind ratio : {MeanKind::Arith, MeanKind::Geo}) {
       INFO("sequence level " << seq_level << " geo ratio " << (ratio == MeanKind::Geo));
       RlConfig cfg = defaults_for(seq_level ? "grpo_s" : "gtpo");
-      cfg.grpo_s.ratio = ratio;
       cfg.kl_coef = 0.1;
       cfg.kl_estimator = KlEstimator::K3;
       PolicyLossInputs in = inputs_for(b, LossAgg::TokenMean, 0, static_cast<size_t>(n));
+      in.seq_ratio = ratio;
       if (seq_level) {
         in.sequence_level = true;
         int64_t at = 0;
@@ -123,6 +123,7 @@ TEST_CASE("policy loss: finite differences agree with the gradient (token and se
           in.seq_end.push_back(at);
           in.seq_advantages.push_back(b.advantages[static_cast<size_t>(in.seq_begin.back())]);
           in.seq_weights.push_back(seq_w[i]);
+          in.seq_is_weights.push_back(0.5f + 0.25f * static_cast<float>(i % 3));
         }
       }
       Tensor lp = Tensor::from_vector(b.logprobs, {n});
@@ -131,6 +132,29 @@ TEST_CASE("policy loss: finite differences agree with the gradient (token and se
       CHECK(testing::gradcheck([&](const std::vector<Tensor>& x) { return policy_loss(x[0], Tensor(), in, cfg); }, {lp},
                                {1e-3, 1e-4, 2e-2}) <= 1);
     }
+  }
+}
+
+// CISPO's value −sg[clip(w)]·Â·log π is not the function its gradient is of (the weight is held), so finite
+// differences do not apply to it; tests/rl/test_methods.cpp checks its gradient against the numpy reference.
+TEST_CASE("policy loss: finite differences agree for clip_cov and kl_cov with IS weights",
+          "[rl][loss][grad]") {
+  Batch b = random_batch(9, 6);
+  const int64_t n = static_cast<int64_t>(b.logprobs.size());
+  for (PolicyLossKind kind : {PolicyLossKind::ClipCov, PolicyLossKind::KlCov}) {
+    INFO(to_string(kind));
+    RlConfig cfg = defaults_for("grpo");
+    cfg.policy_loss = kind;
+    PolicyLossInputs in = inputs_for(b, LossAgg::TokenMean, 0, static_cast<size_t>(n));
+    for (int64_t t = 0; t < n; ++t) {
+      in.cov_selected.push_back(t % 4 == 1 ? 1 : 0);
+      in.is_weights.push_back(t % 5 == 2 ? 0.0f : 0.6f + 0.1f * static_cast<float>(t % 7));
+    }
+    Tensor lp = Tensor::from_vector(b.logprobs, {n});
+    lp.set_requires_grad(true);
+    CHECK(
+        testing::gradcheck([&](const std::vector<Tensor>& x) { return policy_loss(x[0], Tensor(), in, cfg); },
+                           {lp}, {1e-3, 1e-4, 2e-2}) <= 1);
   }
 }
 

@@ -309,9 +309,9 @@ TEST_CASE("wrong types and bad values name section.key, the expected type and th
   CHECK_THROWS_WITH(parse(kModel + "train: 5\n"), Contains("section 'train' must be a mapping"));
   CHECK_THROWS_WITH(parse("- a\n- b\n"), Contains("run.yaml: a run config must be a mapping of sections"));
   CHECK_THROWS_WITH(parse(kModel + "rl: {clip_low: wide}\n"),
-                    Contains("run.yaml:2: rl.clip_low: expected number in [0, 1), got 'wide'"));
+                    Contains("run.yaml:2: rl.clip_low: expected number in [0, 1], got 'wide'"));
   CHECK_THROWS_WITH(parse(kModel + "rl: {clip_low: 1.5}\n"),
-                    Contains("rl.clip_low: expected number in [0, 1), got '1.5'"));
+                    Contains("rl.clip_low: expected number in [0, 1], got '1.5'"));
   CHECK_THROWS_WITH(parse(kModel, {{"gtpo.alpha1", "x"}}),
                     Contains("command line: gtpo.alpha1: expected") && Contains("got 'x'"));
 }

@@ -11,5 +11,11 @@ Algorithm dapo_forking();
 Algorithm gtpo();
 Algorithm grpo_s();
 Algorithm rloo();
+Algorithm reinforce_pp();
+Algorithm gspo();
+Algorithm cispo();
+Algorithm clip_cov();
+Algorithm kl_cov();
+Algorithm entropy_adv();
 
 }  // namespace gtpo::rl::algorithms

@@ -1,4 +1,6 @@
 // GRPO (Shao et al. 2024) as the paper writes it (Eqs. 1-2).
+#include "rl/math/algorithms/grpo.h"
+
 #include "rl/math/algorithms/all.h"
 #include "rl/math/sequence_advantage.h"
 
@@ -13,7 +15,9 @@ void defaults(RlConfig& c) {
   c.overlong = Overlong::None;
 }
 
-void compute(const AlgorithmInput& in, AdvantageResult& out) {
+}  // namespace
+
+void grpo_compute(const AlgorithmInput& in, AdvantageResult& out) {
   std::vector<double> reward(in.batch.size());
   for (std::size_t i = 0; i < in.batch.size(); ++i)
     reward[i] = outcome_reward(in.batch[i]) +
@@ -21,13 +25,11 @@ void compute(const AlgorithmInput& in, AdvantageResult& out) {
   set_group_sequence_advantages(in, reward, /*divide_by_std=*/true, out);  // Eq. 1
 }
 
-}  // namespace
-
 Algorithm grpo() {
   return {"grpo",
           "GRPO: r = c in {0,1}, group z-score, seq-mean-token-mean",
           defaults,
-          compute,
+          grpo_compute,
           /*needs_entropies=*/false,
           /*token_level_shaping=*/false,
           /*sequence_level_loss=*/false,

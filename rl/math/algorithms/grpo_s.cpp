@@ -29,6 +29,7 @@ double mean_entropy(const Response& r, MeanKind kind, double eps) {
 }
 
 void compute(const AlgorithmInput& in, AdvantageResult& out) {
+  out.sequence_ratio = in.cfg.grpo_s.ratio;  // Eq. 11
   const GrpoSConfig& s = in.cfg.grpo_s;
   std::vector<double> reward(in.batch.size(), 0.0);
   for (const auto& group : in.groups) {
