@@ -8,6 +8,7 @@
 
 #include "data/tasks/registry.h"
 #include "rl/foreign_names.h"
+#include "rl/math/algorithm_registry.h"
 #include "rl/reward.h"
 #include "rl/run_config_schema.h"
 #include "runtime/error.h"
@@ -157,6 +158,22 @@ std::optional<model::ModelConfig> build_model(const std::vector<ConfigValue>& va
 }
 
 // Rules that span keys; each message names the keys involved.
+// Settings of an algorithm's own section (gtpo.*, ...) or of a loss's (clip_cov.*, kl_cov.*) that this run's
+// algorithm and rl.policy_loss never read: said, not silently ignored.
+void note_unread_settings(const std::vector<ConfigValue>& values, RunConfig& c) {
+  std::vector<std::string> unread;
+  for (const ConfigValue& v : values) {
+    if (v.section == "rl" || find_rl_key(v.section + "." + v.key) == nullptr) continue;
+    const bool read = v.section == "clip_cov" ? c.rl.policy_loss == PolicyLossKind::ClipCov
+                      : v.section == "kl_cov" ? c.rl.policy_loss == PolicyLossKind::KlCov
+                                              : v.section == c.rl.algo;
+    if (!read) unread.push_back(v.section + "." + v.key + " (" + v.where + ")");
+  }
+  if (!unread.empty())
+    c.notes.push_back("these settings have no effect with rl.algo " + c.rl.algo + " and rl.policy_loss " +
+                      to_string(c.rl.policy_loss) + ": " + config::join(unread));
+}
+
 void validate(const RunConfig& c, const std::string& where) {
   GTPO_CHECK(c.task.train_file.empty() == c.task.test_file.empty(), where,
              ": task.train_file and task.test_file go together: give both or neither");
@@ -182,6 +199,9 @@ void validate(const RunConfig& c, const std::string& where) {
              " needs train.device cuda (tf32 and bf16 are GPU-only; the CPU computes in fp32)");
   GTPO_CHECK(c.rl.mini_batch_prompts <= c.train.prompts_per_step, where, ": rl.mini_batch_prompts (",
              c.rl.mini_batch_prompts, ") exceeds train.prompts_per_step (", c.train.prompts_per_step, ")");
+  GTPO_CHECK(c.rl.policy_loss == PolicyLossKind::Clip || !find_algorithm(c.rl.algo).sequence_level_loss,
+             where, ": rl.policy_loss ", to_string(c.rl.policy_loss), " is a per-token loss, and ", c.rl.algo,
+             "'s loss is over sequences: it takes rl.policy_loss clip");
   validate_reward_section(c.reward, where);
 }
 
@@ -200,6 +220,7 @@ RunConfig parse_run_config(const std::string& yaml_text, const std::string& wher
   for (const ConfigValue& a : values)
     if (!is_algo(a) && a.section != "model") apply(c, a);
   c.model = build_model(values, where);
+  note_unread_settings(values, c);
   validate(c, where);
   return c;
 }

@@ -6,9 +6,11 @@
 # Ends with OUT/table.md (mean ± 95% CI, paired differences with dapo), OUT/curves.svg, OUT/report.html and
 # OUT/metrics.csv (gtpo report).
 #
-# usage: scripts/study.sh [--config FILE] [--steps N] [--seeds "0 1 2 3 4"] [--methods "grpo gtpo ..."]
+# usage: scripts/study.sh [--config FILE] [--steps N] [--lr LR] [--seeds "0 1 2 3 4"] [--methods "grpo gtpo ..."]
 #                         [--out DIR] [--no-build] [--report-only] [--list]
-#   --list          print the methods and the overrides that define them, then exit
+#   --steps, --lr   the budget: RL steps and AdamW learning rate of every run (default: the config's); OUT
+#                   records it (OUT/budget.txt) and refuses another budget, so one table never mixes two
+#   --list          print every method and the overrides that define it, then exit
 #   --no-build      use the gtpo binary as it is (no setup.sh, no build.sh)
 #   --report-only   skip training: summarise the runs that exist
 # Two studies may share OUT with different --seeds (one per core, GTPO_THREADS=1) once the first has made the
@@ -16,7 +18,7 @@
 # Environment: GTPO_BUILD_DIR (default build/), GTPO_THREADS (threads per run, default: the library's).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-config="$root/configs/study-progression.yaml" steps="" seeds="0 1 2 3 4" out="$root/runs/study" report_only=0 build=1
+config="$root/configs/study-progression.yaml" steps="" lr="" seeds="0 1 2 3 4" out="$root/runs/study" report_only=0 build=1
 
 # name: the overrides that make the method (rl.algo resets every rl key to the algorithm's defaults first).
 declare -A method_overrides=(
@@ -30,6 +32,12 @@ declare -A method_overrides=(
   [grpo_s]="rl.algo=grpo_s grpo_s.ratio=arith"
   [grpo_s_geo]="rl.algo=grpo_s grpo_s.ratio=geo"
   [rloo]="rl.algo=rloo"
+  [reinforce_pp]="rl.algo=reinforce_pp"
+  [gspo]="rl.algo=gspo"
+  [cispo]="rl.algo=cispo"
+  [clip_cov]="rl.algo=clip_cov"
+  [kl_cov]="rl.algo=kl_cov"
+  [entropy_adv]="rl.algo=entropy_adv"
 )
 methods="grpo dr_grpo dapo dapo_forking gtpo gtpo_separate gtpo_batch grpo_s grpo_s_geo"
 
@@ -37,13 +45,15 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --config) config="$2"; shift 2 ;;
     --steps) steps="$2"; shift 2 ;;
+    --lr) lr="$2"; shift 2 ;;
     --seeds) seeds="$2"; shift 2 ;;
     --methods) methods="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --report-only) report_only=1; shift ;;
     --no-build) build=0; shift ;;
-    --list) for m in $methods; do printf '%-14s %s\n' "$m" "${method_overrides[$m]}"; done; exit 0 ;;
-    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
+    --list) for m in $(printf '%s\n' "${!method_overrides[@]}" | sort); do printf '%-14s %s\n' "$m" "${method_overrides[$m]}"; done
+            echo "default --methods: $methods"; exit 0 ;;
+    -h|--help) sed -n 2,18p "$0"; exit 0 ;;
     *) echo "study.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -64,6 +74,15 @@ mkdir -p "$out"
 cp "$config" "$out/study-config.yaml.$$" && mv "$out/study-config.yaml.$$" "$out/study-config.yaml"  # $$: two studies may share OUT (different --seeds)
 [ -n "$steps" ] || steps="$(sed -n 's/^  steps: *\([0-9]*\).*/\1/p' <(sed -n '/^train:/,/^[a-z]/p' "$config") | head -1)"
 [ -n "$steps" ] || { echo "study.sh: $config has no train.steps; give --steps" >&2; exit 2; }
+[ -n "$lr" ] || lr="$(sed -n 's/^  lr: *\([0-9.eE+-]*\).*/\1/p' <(sed -n '/^optim:/,/^[a-z]/p' "$config") | head -1)"
+[ -n "$lr" ] || { echo "study.sh: $config has no optim.lr; give --lr" >&2; exit 2; }
+budget="steps=$steps lr=$lr"
+if [ -f "$out/budget.txt" ]; then
+  [ "$(cat "$out/budget.txt")" = "$budget" ] ||
+    { echo "study.sh: $out holds runs of '$(cat "$out/budget.txt")', not '$budget'; use another --out" >&2; exit 2; }
+elif [ "$report_only" = 0 ]; then
+  echo "$budget" > "$out/budget.txt.$$" && mv "$out/budget.txt.$$" "$out/budget.txt"
+fi
 
 # A run is finished when its last metrics line is step STEPS and its final evaluation is logged.
 finished() { grep -q "\"step\": *$steps *[,}]" "$1/metrics.jsonl" 2>/dev/null && grep -q "\"step\": *$steps *[,}]" "$1/eval.jsonl" 2>/dev/null; }
@@ -97,7 +116,7 @@ if [ "$report_only" = 0 ]; then
       echo "== $m seed $seed ($left runs to go$eta) -> $run/train.log"
       # shellcheck disable=SC2086  # the overrides are words
       if ! "$gtpo" train "$config" ${method_overrides[$m]} train.init_from="$out/sft" sft.steps=0 train.seed="$seed" \
-          train.steps="$steps" train.out_dir="$run" train.checkpoint_every=0 eval.before_rl=false log.progress=false \
+          train.steps="$steps" optim.lr="$lr" train.out_dir="$run" train.checkpoint_every=0 eval.before_rl=false log.progress=false \
           "${threads[@]}" > "$out/$m-s$seed.log" 2>&1; then
         echo "study.sh: $m seed $seed failed; its log: $out/$m-s$seed.log" >&2
         tail -5 "$out/$m-s$seed.log" >&2

@@ -289,6 +289,20 @@ TEST_CASE("task.name on the command line drops the file's options of another tas
                     Contains("unknown option 'scratchpad'"));
 }
 
+TEST_CASE(
+    "settings the algorithm or the loss never reads are named in a note; a sequence loss takes clip only",
+    "[config]") {
+  const RunConfig c = parse(kModel + "rl: {algo: dapo}\ngtpo: {alpha2: 0.3}\nkl_cov: {coef: 0.5}\n");
+  REQUIRE(c.notes.size() == 1);
+  CHECK_THAT(c.notes[0], Contains("no effect with rl.algo dapo and rl.policy_loss clip") &&
+                             Contains("gtpo.alpha2 (run.yaml:3)") && Contains("kl_cov.coef (run.yaml:4)"));
+  CHECK(parse(kModel + "rl: {algo: gtpo, policy_loss: kl_cov}\ngtpo: {alpha2: 0.3}\nkl_cov: {coef: 0.5}\n")
+            .notes.empty());
+  CHECK(parse(kModel + "rl: {algo: clip_cov}\nclip_cov: {lb: 0}\n").notes.empty());
+  CHECK_THROWS_WITH(parse(kModel + "rl: {algo: gspo, policy_loss: cispo}\n"),
+                    Contains("rl.policy_loss cispo is a per-token loss, and gspo's loss is over sequences"));
+}
+
 TEST_CASE("wrong types and bad values name section.key, the expected type and the value", "[config]") {
   CHECK_THROWS_WITH(parse(kModel + "train: {steps: ten}\n"),
                     Contains("run.yaml:2: train.steps: expected integer >= 0, got 'ten'"));
