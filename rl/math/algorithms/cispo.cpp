@@ -13,11 +13,9 @@ namespace gtpo::rl::algorithms {
 namespace {
 
 void defaults(RlConfig& c) {
+  verl_defaults(c);
   c.clip_low = 1.0;
   c.clip_high = 4.0;
-  c.loss_agg = LossAgg::TokenMean;
-  c.dynamic_sampling = false;
-  c.overlong = Overlong::None;
   c.policy_loss = PolicyLossKind::Cispo;
 }
 

@@ -15,14 +15,6 @@
 namespace gtpo::rl::algorithms {
 namespace {
 
-void defaults(RlConfig& c) {
-  c.clip_low = 0.2;
-  c.clip_high = 0.2;
-  c.loss_agg = LossAgg::TokenMean;
-  c.dynamic_sampling = false;
-  c.overlong = Overlong::None;
-}
-
 void compute(const AlgorithmInput& in, AdvantageResult& out) {
   grpo_compute(in, out);
   const EntropyAdvConfig& e = in.cfg.entropy_adv;
@@ -52,7 +44,7 @@ std::vector<RlKey> keys() {
 Algorithm entropy_adv() {
   return {"entropy_adv",
           "entropy advantage: GRPO's A plus min(alpha*H, |A|/kappa) per token, token-mean",
-          defaults,
+          verl_defaults,
           compute,
           /*needs_entropies=*/true,
           /*token_level_shaping=*/false,

@@ -17,6 +17,14 @@ void defaults(RlConfig& c) {
 
 }  // namespace
 
+void verl_defaults(RlConfig& c) {
+  c.clip_low = 0.2;
+  c.clip_high = 0.2;
+  c.loss_agg = LossAgg::TokenMean;
+  c.dynamic_sampling = false;
+  c.overlong = Overlong::None;
+}
+
 void grpo_compute(const AlgorithmInput& in, AdvantageResult& out) {
   std::vector<double> reward(in.batch.size());
   for (std::size_t i = 0; i < in.batch.size(); ++i)

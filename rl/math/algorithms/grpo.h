@@ -9,4 +9,8 @@ namespace gtpo::rl::algorithms {
 // token (Eq. 1); a group whose rewards are all equal gets 0.
 void grpo_compute(const AlgorithmInput& in, AdvantageResult& out);
 
+// verl's actor defaults, which the methods compared with GTPO run with unless their paper says otherwise:
+// PPO's clip 0.2/0.2, a token mean, no dynamic sampling, no overlong penalty.
+void verl_defaults(RlConfig& c);
+
 }  // namespace gtpo::rl::algorithms

@@ -12,11 +12,7 @@ namespace gtpo::rl::algorithms {
 namespace {
 
 void defaults(RlConfig& c) {
-  c.clip_low = 0.2;
-  c.clip_high = 0.2;
-  c.loss_agg = LossAgg::TokenMean;
-  c.dynamic_sampling = false;
-  c.overlong = Overlong::None;
+  verl_defaults(c);
   c.policy_loss = PolicyLossKind::KlCov;
 }
 

@@ -9,17 +9,10 @@
 #include <cmath>
 
 #include "rl/math/algorithms/all.h"
+#include "rl/math/algorithms/grpo.h"
 
 namespace gtpo::rl::algorithms {
 namespace {
-
-void defaults(RlConfig& c) {
-  c.clip_low = 0.2;
-  c.clip_high = 0.2;
-  c.loss_agg = LossAgg::TokenMean;
-  c.dynamic_sampling = false;
-  c.overlong = Overlong::None;
-}
 
 // a_i = r_i − mean_g r on every token of o_i.
 void centre_in_groups(const AlgorithmInput& in, AdvantageResult& out) {
@@ -65,7 +58,7 @@ void compute(const AlgorithmInput& in, AdvantageResult& out) {
 Algorithm reinforce_pp() {
   return {"reinforce_pp",
           "REINFORCE++ (baseline): A = r - group mean, whitened over the batch's tokens, token-mean",
-          defaults,
+          verl_defaults,
           compute,
           /*needs_entropies=*/false,
           /*token_level_shaping=*/false,

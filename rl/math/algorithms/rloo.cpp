@@ -5,18 +5,11 @@
 // has no other response to compare with: Â = 0. The loss is the clipped surrogate with PPO's 0.2 and a
 // token mean, as verl's rloo advantage estimator runs with its default actor loss.
 #include "rl/math/algorithms/all.h"
+#include "rl/math/algorithms/grpo.h"
 #include "rl/math/sequence_advantage.h"
 
 namespace gtpo::rl::algorithms {
 namespace {
-
-void defaults(RlConfig& c) {
-  c.clip_low = 0.2;
-  c.clip_high = 0.2;
-  c.loss_agg = LossAgg::TokenMean;
-  c.dynamic_sampling = false;
-  c.overlong = Overlong::None;
-}
 
 // Dr. GRPO's centred advantage r_i − mean_K r, scaled by K/(K−1).
 void compute(const AlgorithmInput& in, AdvantageResult& out) {
@@ -39,7 +32,7 @@ void compute(const AlgorithmInput& in, AdvantageResult& out) {
 Algorithm rloo() {
   return {"rloo",
           "RLOO: r = c, A = r - mean of the other K-1 responses, token-mean",
-          defaults,
+          verl_defaults,
           compute,
           /*needs_entropies=*/false,
           /*token_level_shaping=*/false,
