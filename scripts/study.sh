@@ -75,8 +75,9 @@ cp "$config" "$out/study-config.yaml.$$" && mv "$out/study-config.yaml.$$" "$out
 [ -n "$steps" ] || steps="$(sed -n 's/^  steps: *\([0-9]*\).*/\1/p' <(sed -n '/^train:/,/^[a-z]/p' "$config") | head -1)"
 [ -n "$steps" ] || { echo "study.sh: $config has no train.steps; give --steps" >&2; exit 2; }
 [ -n "$lr" ] || lr="$(sed -n 's/^  lr: *\([0-9.eE+-]*\).*/\1/p' <(sed -n '/^optim:/,/^[a-z]/p' "$config") | head -1)"
-[ -n "$lr" ] || { echo "study.sh: $config has no optim.lr; give --lr" >&2; exit 2; }
-budget="steps=$steps lr=$lr"
+lr_args=()
+[ -n "$lr" ] && lr_args=(optim.lr="$lr")
+budget="steps=$steps lr=${lr:-gtpo default}"
 if [ -f "$out/budget.txt" ]; then
   [ "$(cat "$out/budget.txt")" = "$budget" ] ||
     { echo "study.sh: $out holds runs of '$(cat "$out/budget.txt")', not '$budget'; use another --out" >&2; exit 2; }
@@ -116,7 +117,7 @@ if [ "$report_only" = 0 ]; then
       echo "== $m seed $seed ($left runs to go$eta) -> $run/train.log"
       # shellcheck disable=SC2086  # the overrides are words
       if ! "$gtpo" train "$config" ${method_overrides[$m]} train.init_from="$out/sft" sft.steps=0 train.seed="$seed" \
-          train.steps="$steps" optim.lr="$lr" train.out_dir="$run" train.checkpoint_every=0 eval.before_rl=false log.progress=false \
+          train.steps="$steps" "${lr_args[@]}" train.out_dir="$run" train.checkpoint_every=0 eval.before_rl=false log.progress=false \
           "${threads[@]}" > "$out/$m-s$seed.log" 2>&1; then
         echo "study.sh: $m seed $seed failed; its log: $out/$m-s$seed.log" >&2
         tail -5 "$out/$m-s$seed.log" >&2

@@ -1,10 +1,11 @@
 """Independent numpy reference for the RL engine's policy-gradient methods (REINFORCE++ baseline,
 entropy-shaped advantages, GSPO, CISPO, Clip-Cov, KL-Cov, TIS/MIS rollout correction).
 
-Everything is float64 plain numpy, written from the papers' equations, not from the C++ code. The C++
-tests in tests/rl/ hard-code this script's output; if you change an input here, update them too.
+Everything is float64 plain numpy, written from the papers' equations, not from the C++ code. The tests in
+tests/rl/test_methods.cpp run it (with GTPO_HF_PYTHON, as scripts/test.sh sets) and compare; its inputs are
+copied there: change both together.
   .venv-hf/bin/python3 scripts/reference/rl_methods.py
-Prints `name = value` and `name = {a, b, c}` (6 significant digits), ready to paste into C++.
+Prints `name = value` and `name = {a, b, c}` (9 significant digits) per line; `#` lines are comments.
 """
 import numpy as np
 
@@ -24,7 +25,7 @@ W = np.full(N, 1.0 / N)  # token-mean weights
 
 def fmt(x):
     x = np.atleast_1d(np.asarray(x, dtype=np.float64))
-    s = ", ".join(f"{v:.6g}" if v != 0 else "0" for v in x)
+    s = ", ".join(f"{v:.9g}" if v != 0 else "0" for v in x)
     return "{" + s + "}"
 
 

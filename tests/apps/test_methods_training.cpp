@@ -81,7 +81,7 @@ TEST_CASE("methods: three steps of every new method train, deterministically", "
   }
 }
 
-TEST_CASE("methods: TIS and MIS score the rollout again; on the CPU the sampler and trainer agree",
+TEST_CASE("methods: TIS and MIS score the rollout again, and on the CPU the sampler and trainer agree",
           "[apps][methods]") {
   const ThreeSteps plain = three_steps(method_config("grpo"));
   CHECK_FALSE(plain.metrics[0].contains("sampler_gap_max"));

@@ -101,10 +101,11 @@ Run gtpo_binary(const std::string& dir, const std::string& args) {
 }
 
 std::string reward_yaml(const std::string& script, const std::string& mode, double weight_external,
-                        const std::string& extra = "") {
-  return std::string(kConfig) + "reward:\n  timeout_s: 2\n  functions:\n    - {name: correct, weight: 1}\n" +
-         "    - {name: digits, weight: " + std::to_string(weight_external) + ", command: \"python3 " + script + " " +
-         mode + "\"}\n" + extra;
+                        const std::string& extra = "", int timeout_s = 2) {
+  return std::string(kConfig) + "reward:\n  timeout_s: " + std::to_string(timeout_s) +
+         "\n  functions:\n    - {name: correct, weight: 1}\n" +
+         "    - {name: digits, weight: " + std::to_string(weight_external) + ", command: \"python3 " +
+         script + " " + mode + "\"}\n" + extra;
 }
 
 }  // namespace
@@ -209,7 +210,9 @@ TEST_CASE("rewards: every failure of a reward process stops the run, loudly, wit
   for (const auto& [mode, reason, failed_step, failed_index] : modes) {
     INFO(mode);
     const std::string run = dir + "/" + mode;
-    io::write_file_atomic(dir + "/bad.yaml", reward_yaml(dir + "/reward.py", mode, 0.5));
+    // chatty's 70 MiB must reach the 64 MiB limit before the timeout, on a loaded machine too.
+    const int timeout_s = std::string(mode) == "chatty" ? 60 : 2;
+    io::write_file_atomic(dir + "/bad.yaml", reward_yaml(dir + "/reward.py", mode, 0.5, "", timeout_s));
     const Run failed = gtpo_binary(dir, "train " + dir + "/bad.yaml train.steps=3 train.out_dir=" + run);
     CHECK(failed.code == 1);
     CHECK_THAT(failed.err, Contains("reward 'digits' (python3 " + dir + "/reward.py " + mode + "): " + reason));

@@ -1,9 +1,13 @@
 // The methods beside GTPO (rl/math/algorithms/: reinforce_pp, entropy_adv, gspo, cispo, clip_cov, kl_cov) and
-// rl.rollout_correction: vectors from the independent numpy reference scripts/reference/rl_methods.py (its
-// inputs are the ones below; rerun it after changing them), then properties of each method.
+// rl.rollout_correction: against the independent numpy reference scripts/reference/rl_methods.py, run here
+// with GTPO_HF_PYTHON (its inputs are the ones below: change both together), then properties of each method.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <optional>
+#include <sstream>
 
 #include "rl/math/advantages.h"
 #include "rl/math/covariance_selection.h"
@@ -36,7 +40,51 @@ RlConfig plain(const std::string& algo) {
   return cfg;
 }
 
-void check(const std::vector<float>& got, const std::vector<double>& want, double margin = 2e-5) {
+// The reference's output, `name = x` or `name = {a, b, ...}` per line, run once.
+const std::map<std::string, std::vector<double>>& reference() {
+  static const std::map<std::string, std::vector<double>> values = [] {
+    const char* python = std::getenv("GTPO_HF_PYTHON");
+    INFO("GTPO_HF_PYTHON is not set: these tests run the numpy reference; scripts/test.sh sets it");
+    REQUIRE(python != nullptr);
+    const std::string command =
+        std::string(python) + " " + GTPO_SOURCE_DIR + "/scripts/reference/rl_methods.py";
+    FILE* pipe = popen(command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::string text;
+    for (char buf[4096]; std::fgets(buf, sizeof buf, pipe) != nullptr;) text += buf;
+    REQUIRE(pclose(pipe) == 0);
+    std::map<std::string, std::vector<double>> out;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      const std::size_t eq = line.find(" = ");
+      if (line.empty() || line[0] == '#' || eq == std::string::npos) continue;
+      std::string numbers = line.substr(eq + 3);
+      for (char& ch : numbers)
+        if (ch == '{' || ch == '}' || ch == ',') ch = ' ';
+      std::istringstream in(numbers);
+      std::vector<double>& v = out[line.substr(0, eq)];
+      for (double x; in >> x;) v.push_back(x);
+    }
+    return out;
+  }();
+  return values;
+}
+
+const std::vector<double>& ref(const std::string& name) {
+  INFO("the reference prints no " << name);
+  REQUIRE(reference().count(name) == 1);
+  return reference().at(name);
+}
+
+double ref_scalar(const std::string& name) { return ref(name).at(0); }
+
+std::vector<uint8_t> ref_indices(const std::string& name, std::size_t n) {
+  std::vector<uint8_t> mask(n, 0);
+  for (double i : ref(name)) mask.at(static_cast<std::size_t>(i)) = 1;
+  return mask;
+}
+
+void check(const std::vector<float>& got, const std::vector<double>& want, double margin = 1e-5) {
   REQUIRE(got.size() == want.size());
   for (std::size_t k = 0; k < want.size(); ++k) {
     INFO("index " << k);
@@ -104,40 +152,34 @@ TEST_CASE("methods: advantages match the numpy reference", "[rl][methods]") {
   b.push_back({"p", true, false, -1, {0.3f, 0.7f}, std::nullopt});
   b.push_back({"p", false, false, -1, {1.2f}, std::nullopt});
   b.push_back({"p", false, false, -1, {0.9f, 0.1f, 0.6f, 0.8f}, std::nullopt});
-  check(token_advantages(compute_advantages(b, plain("reinforce_pp"))),
-        {1.04738, 1.04738, 1.04738, 1.04738, 1.04738, -0.968329, -0.968329, -0.968329, -0.968329, -0.968329,
-         1.38333, 1.38333, -0.632378, -0.632378, -0.632378, -0.632378, -0.632378});
-  check(token_advantages(compute_advantages(batch_a(), plain("entropy_adv"))),
-        {1.5, 1.2, 1.4, 1.2, 1.5, -0.919998, -0.599998, -0.839998, -0.599998, -0.799998});
+  check(token_advantages(compute_advantages(b, plain("reinforce_pp"))), ref("reinforce_pp.adv"));
+  check(token_advantages(compute_advantages(batch_a(), plain("entropy_adv"))), ref("entropy_adv.adv"));
   std::vector<Response> all_correct = batch_a();
   for (Response& r : all_correct) r.correct = true;
   check(token_advantages(compute_advantages(all_correct, plain("entropy_adv"))),
-        std::vector<double>(10, 0.0));
+        ref("entropy_adv.adv_all_correct"));
 }
 
 TEST_CASE("methods: GSPO's loss and gradient match the numpy reference", "[rl][methods]") {
   RlConfig cfg = plain("gspo");
   const LossAndGrad tight = run_loss(inputs_a(cfg), cfg);
-  CHECK(tight.loss == Approx(0.0401835).margin(2e-6));
-  check(tight.grad, {0, 0, 0, 0, 0, 0, 0, 0, 0.145229, 0.145229});
+  CHECK(tight.loss == Approx(ref_scalar("gspo_tight.loss")).margin(1e-6));
+  check(tight.grad, ref("gspo_tight.dlogp"));
   cfg.clip_low = cfg.clip_high = 0.2;
   const LossAndGrad wide = run_loss(inputs_a(cfg), cfg);
-  CHECK(wide.loss == Approx(-0.0209025).margin(2e-6));
-  check(wide.grad, {-0.0936452, -0.0936452, -0.0936452, -0.138146, -0.138146, 0.0819558, 0.0819558, 0.0819558,
-                    0.145229, 0.145229});
+  CHECK(wide.loss == Approx(ref_scalar("gspo_02.loss")).margin(1e-6));
+  check(wide.grad, ref("gspo_02.dlogp"));
 }
 
 TEST_CASE("methods: CISPO's loss and gradient match the numpy reference", "[rl][methods]") {
   RlConfig cfg = plain("cispo");
   const LossAndGrad wide = run_loss(inputs_a(cfg), cfg);
-  CHECK(wide.loss == Approx(-0.123085).margin(2e-6));
-  check(wide.grad, {-0.110517, -0.0951228, -0.134986, -0.0999998, -0.12214, 0.0951228, 0.0904836, 0.110517,
-                    0.164872, 0.0818729});
+  CHECK(wide.loss == Approx(ref_scalar("cispo_4.loss")).margin(1e-6));
+  check(wide.grad, ref("cispo_4.dlogp"));
   cfg.clip_high = 0.28;
   const LossAndGrad capped = run_loss(inputs_a(cfg), cfg);
-  CHECK(capped.loss == Approx(-0.0612172).margin(2e-6));
-  check(capped.grad, {-0.110517, -0.0951228, -0.128, -0.0999998, -0.12214, 0.0951228, 0.0904836, 0.110517,
-                      0.128, 0.0818729});
+  CHECK(capped.loss == Approx(ref_scalar("cispo_028.loss")).margin(1e-6));
+  check(capped.grad, ref("cispo_028.dlogp"));
   // Every token keeps a gradient, the two whose weight was capped included (PPO's clip drops theirs).
   for (float g : capped.grad) CHECK(g != 0.0f);
   CHECK(capped.clip[2] == 2);
@@ -149,15 +191,16 @@ TEST_CASE("methods: Clip-Cov's covariances, band and loss match the numpy refere
   PolicyLossInputs in = inputs_a(cfg);
   const std::vector<uint8_t> all(10, 1);
   const std::vector<double> cov = token_covariances(kOld, in.advantages, all);
-  const std::vector<double> want = {0.0899998, 0.589999, -0.909998, 0.789998, -0.11,
-                                    -0.289999, 0.409999, -0.889998, 1.41,     -0.19};
-  for (std::size_t t = 0; t < 10; ++t) CHECK(cov[t] == Approx(want[t]).margin(2e-5));
-  CHECK(clip_cov_selection(cov, all, 1.0, 1.0, 5.0, 7) == std::vector<uint8_t>{0, 0, 0, 0, 0, 0, 0, 0, 1, 0});
+  const std::vector<double>& want = ref("clip_cov.cov");
+  REQUIRE(want.size() == 10);
+  for (std::size_t t = 0; t < 10; ++t) CHECK(cov[t] == Approx(want[t]).margin(1e-5));
+  // Ratio 1: every candidate of the band is picked, whatever the seed.
+  CHECK(clip_cov_selection(cov, all, 1.0, 1.0, 5.0, 7) == ref_indices("clip_cov.candidates_1_5", 10));
   in.cov_selected = clip_cov_selection(cov, all, 1.0, 0.1, 5.0, 7);
-  CHECK(in.cov_selected == std::vector<uint8_t>{0, 1, 0, 1, 0, 0, 1, 0, 1, 0});
+  CHECK(in.cov_selected == ref_indices("clip_cov.candidates_01_5", 10));
   const LossAndGrad r = run_loss(in, cfg);
-  CHECK(r.loss == Approx(-0.0630039).margin(2e-6));
-  check(r.grad, {-0.110517, 0, 0, 0, 0, 0.0951228, 0, 0.110517, 0, 0.0818729});
+  CHECK(r.loss == Approx(ref_scalar("clip_cov.loss")).margin(1e-6));
+  check(r.grad, ref("clip_cov.dlogp"));
   CHECK(r.metrics.cov_frac == Approx(0.4));
   CHECK(r.clip[1] == 4);
 }
@@ -167,36 +210,40 @@ TEST_CASE("methods: KL-Cov's selection and loss match the numpy reference", "[rl
   PolicyLossInputs in = inputs_a(cfg);
   const std::vector<uint8_t> all(10, 1);
   in.cov_selected = kl_cov_selection(token_covariances(kOld, in.advantages, all), all, 0.2);
-  CHECK(in.cov_selected == std::vector<uint8_t>{0, 0, 0, 1, 0, 0, 0, 0, 1, 0});
+  CHECK(in.cov_selected == ref_indices("kl_cov.selected", 10));
   const LossAndGrad r = run_loss(in, cfg);
-  CHECK(r.loss == Approx(0.0301028).margin(2e-6));
-  check(r.grad, {-0.110517, -0.0951228, -0.134986, -0.0999998, -0.12214, 0.0951228, 0.0904836, 0.110517,
-                 0.264872, 0.0818729});
+  CHECK(r.loss == Approx(ref_scalar("kl_cov.loss")).margin(1e-6));
+  check(r.grad, ref("kl_cov.dlogp"));
 }
 
 TEST_CASE("methods: TIS and MIS weights match the numpy reference", "[rl][methods]") {
   RlConfig cfg = plain("grpo");
   PolicyLossInputs in = inputs_a(cfg);
   const LossAndGrad none = run_loss(in, cfg);
-  CHECK(none.loss == Approx(-0.00277105).margin(2e-6));
+  CHECK(none.loss == Approx(ref_scalar("rollout_is.none.loss")).margin(1e-6));
+  check(none.grad, ref("rollout_is.none.dlogp"));
   in.is_weights = is_weights(true);
   const LossAndGrad tis = run_loss(in, cfg);
-  CHECK(tis.loss == Approx(0.00088496).margin(2e-6));
-  check(tis.grad,
-        {-0.110517, -0.0951228, 0, -0.0999998, 0, 0.0951228, 0.0904836, 0.110517, 0.329744, 0.0406569});
+  CHECK(tis.loss == Approx(ref_scalar("rollout_is.tis.loss")).margin(1e-6));
+  check(tis.grad, ref("rollout_is.tis.dlogp"));
   in.is_weights = is_weights(false);
   const LossAndGrad mis = run_loss(in, cfg);
-  CHECK(mis.loss == Approx(-0.0888591).margin(2e-6));
-  check(mis.grad, {-0.110517, -0.0951228, 0, -0.0999998, 0, 0.0951228, 0.0904836, 0.110517, 0, 0.0406569});
+  CHECK(mis.loss == Approx(ref_scalar("rollout_is.mis.loss")).margin(1e-6));
+  check(mis.grad, ref("rollout_is.mis.dlogp"));
   // Sequence level (GSPO): ρ_i is the geometric mean of the response's token ρ, truncated at 2.
   RlConfig gspo = plain("gspo");
   gspo.clip_low = gspo.clip_high = 0.2;
   PolicyLossInputs seq = inputs_a(gspo);
-  seq.seq_is_weights = {static_cast<float>(std::exp(0.3)), 1.0f, 1.0f, 1.0f};
+  for (std::size_t i = 0; i < 4; ++i) {
+    double log_rho = 0.0;
+    for (int64_t t = kBegin[i]; t < kEnd[i]; ++t) log_rho += static_cast<double>(kOld[t]) - kSampler[t];
+    const double rho = std::exp(log_rho / static_cast<double>(kEnd[i] - kBegin[i]));
+    CHECK(rho == Approx(ref("gspo_seq_tis.rho").at(i)).margin(1e-5));
+    seq.seq_is_weights.push_back(static_cast<float>(std::min(rho, 2.0)));
+  }
   const LossAndGrad s = run_loss(seq, gspo);
-  CHECK(s.loss == Approx(-0.11919).margin(2e-6));
-  check(s.grad, {-0.126408, -0.126408, -0.126408, -0.138146, -0.138146, 0.0819558, 0.0819558, 0.0819558,
-                 0.145229, 0.145229});
+  CHECK(s.loss == Approx(ref_scalar("gspo_seq_tis.loss")).margin(1e-6));
+  check(s.grad, ref("gspo_seq_tis.dlogp"));
 }
 
 TEST_CASE("methods: GSPO's ratio is the geometric mean of the token ratios", "[rl][methods][property]") {

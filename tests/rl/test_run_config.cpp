@@ -290,7 +290,7 @@ TEST_CASE("task.name on the command line drops the file's options of another tas
 }
 
 TEST_CASE(
-    "settings the algorithm or the loss never reads are named in a note; a sequence loss takes clip only",
+    "settings the algorithm or the loss never reads are named in a note, and a sequence loss takes clip only",
     "[config]") {
   const RunConfig c = parse(kModel + "rl: {algo: dapo}\ngtpo: {alpha2: 0.3}\nkl_cov: {coef: 0.5}\n");
   REQUIRE(c.notes.size() == 1);
