@@ -3,13 +3,15 @@
 # from one shared SFT checkpoint with one budget, over several seeds, on a task whose responses are 64-215
 # tokens long (configs/study-progression.yaml). Runs already finished are skipped, so the study can be stopped and
 # continued later; seeds are the outer loop, so a partial study has every method on the same seeds.
-# Ends with OUT/table.md (mean ± 95% CI, paired differences with dapo), OUT/curves.svg, OUT/report.html and
-# OUT/metrics.csv (gtpo report).
+# Ends with OUT/table.md (mean ± 95% CI, paired differences with dapo), OUT/curves.svg, OUT/report.html,
+# OUT/metrics.csv (gtpo report) and OUT/study.csv (scripts/study_csv.py: the finished runs' curves and final
+# evaluations, small enough for docs/; --import of that file lets a later sitting continue the study).
 #
 # usage: scripts/study.sh [--config FILE] [--steps N] [--lr LR] [--seeds "0 1 2 3 4"] [--methods "grpo gtpo ..."]
-#                         [--out DIR] [--no-build] [--report-only] [--list]
+#                         [--out DIR] [--import CSV] [--no-build] [--report-only] [--list]
 #   --steps, --lr   the budget: RL steps and AdamW learning rate of every run (default: the config's); OUT
 #                   records it (OUT/budget.txt) and refuses another budget, so one table never mixes two
+#   --import CSV    take the finished runs of an earlier sitting from its study.csv (runs OUT has are kept)
 #   --list          print every method and the overrides that define it, then exit
 #   --no-build      use the gtpo binary as it is (no setup.sh, no build.sh)
 #   --report-only   skip training: summarise the runs that exist
@@ -18,7 +20,7 @@
 # Environment: GTPO_BUILD_DIR (default build/), GTPO_THREADS (threads per run, default: the library's).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-config="$root/configs/study-progression.yaml" steps="" lr="" seeds="0 1 2 3 4" out="$root/runs/study" report_only=0 build=1
+config="$root/configs/study-progression.yaml" steps="" lr="" seeds="0 1 2 3 4" out="$root/runs/study" import="" report_only=0 build=1
 
 # name: the overrides that make the method (rl.algo resets every rl key to the algorithm's defaults first).
 declare -A method_overrides=(
@@ -49,11 +51,12 @@ while [ $# -gt 0 ]; do
     --seeds) seeds="$2"; shift 2 ;;
     --methods) methods="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
+    --import) import="$2"; shift 2 ;;
     --report-only) report_only=1; shift ;;
     --no-build) build=0; shift ;;
     --list) for m in $(printf '%s\n' "${!method_overrides[@]}" | sort); do printf '%-14s %s\n' "$m" "${method_overrides[$m]}"; done
             echo "default --methods: $methods"; exit 0 ;;
-    -h|--help) sed -n 2,18p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,21p "$0"; exit 0 ;;
     *) echo "study.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -84,6 +87,7 @@ if [ -f "$out/budget.txt" ]; then
 elif [ "$report_only" = 0 ]; then
   echo "$budget" > "$out/budget.txt.$$" && mv "$out/budget.txt.$$" "$out/budget.txt"
 fi
+[ -z "$import" ] || python3 "$root/scripts/study_csv.py" import "$import" "$out" --steps "$steps"
 
 # A run is finished when its last metrics line is step STEPS and its final evaluation is logged.
 finished() { grep -q "\"step\": *$steps *[,}]" "$1/metrics.jsonl" 2>/dev/null && grep -q "\"step\": *$steps *[,}]" "$1/eval.jsonl" 2>/dev/null; }
@@ -137,3 +141,4 @@ done; done
 [ ${#runs[@]} -gt 0 ] || { echo "study.sh: no finished runs in $out" >&2; exit 1; }
 "$gtpo" report "${runs[@]}" --out "$out/report.html" --csv "$out/metrics.csv"
 python3 "$root/scripts/study_report.py" "$out" --steps "$steps" --methods $methods --seeds $seeds --baseline dapo
+python3 "$root/scripts/study_csv.py" export "$out" "$out/study.csv" --steps "$steps"

@@ -103,6 +103,16 @@ TEST_CASE("study.sh: shared SFT, every run, resume, and a table that matches the
   CHECK_THAT(out2, Contains("4 runs of 2 RL steps; 4 finished already"));
   CHECK(out2.find("== dapo seed") == std::string::npos);
 
+  // study.csv keeps what the table needs: another OUT that imports it reports the same table.
+  CHECK_THAT(io::read_file(dir + "/out/study.csv"), Contains("\ngtpo_separate-s1,2,"));
+  const auto [code4, out4] =
+      shell(std::string("GTPO_BUILD_DIR=") + GTPO_BINARY_DIR + " bash " + GTPO_SOURCE_DIR +
+            "/scripts/study.sh --report-only --steps 2 --out " + dir + "/imported --import " + dir +
+            "/out/study.csv --methods 'dapo gtpo_separate' --seeds '0 1'");
+  INFO(out4);
+  CHECK(code4 == 0);
+  CHECK(io::read_file(dir + "/imported/table.md") == table);
+
   // Bad input is a clear error.
   const auto [code3, out3] = shell(study + " --methods 'dapo nope'");
   CHECK(code3 == 2);
