@@ -124,6 +124,28 @@ TEST_CASE("advantages command: sequence-level algorithms write one shaped number
   CHECK(read_jsonl(out)[1]["shaped"].get<double>() == Approx(1.0));  // length 2: no penalty
 }
 
+TEST_CASE("advantages command: the methods GTPO is compared with, with their own keys") {
+  const fs::path in = write("methods.jsonl", kSpecRollouts);
+  const fs::path out = temp_dir() / "methods_out.jsonl";
+  // entropy_adv: GRPO's ±0.999998 plus min(0.4·H, 0.999998/4) on each token.
+  Run r = run({"--algo", "entropy_adv", "entropy_adv.kappa=4", "--in", in.string(), "--out", out.string()});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  std::vector<json> lines = read_jsonl(out);
+  const std::vector<double> want = {1.249998, 1.199998, 1.249998};
+  for (size_t t = 0; t < want.size(); ++t)
+    CHECK(lines[0]["advantages"][t].get<double>() == Approx(want[t]).margin(1e-5));
+  CHECK(lines[2]["advantages"][0].get<double>() == Approx(-0.999998 + 0.08).margin(1e-5));
+  // gspo's loss is over sequences: its lines carry seq_advantage.
+  REQUIRE(run({"--algo", "gspo", "--in", in.string(), "--out", out.string()}).code == 0);
+  lines = read_jsonl(out);
+  CHECK(lines[0]["seq_advantage"].get<double>() == Approx(0.999998).margin(1e-5));
+  // A bad value of a method's key names the key.
+  r = run({"--algo", "entropy_adv", "entropy_adv.kappa=1", "--in", in.string(), "--out", out.string()});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("entropy_adv.kappa"));
+}
+
 TEST_CASE("advantages command: usage errors") {
   const fs::path in = write("ok.jsonl", kSpecRollouts);
   const std::string out = (temp_dir() / "x.jsonl").string();
