@@ -157,23 +157,33 @@ std::optional<model::ModelConfig> build_model(const std::vector<ConfigValue>& va
   return m;
 }
 
-// Rules that span keys; each message names the keys involved.
-// Settings of an algorithm's own section (gtpo.*, ...) or of a loss's (clip_cov.*, kl_cov.*) that this run's
-// algorithm and rl.policy_loss never read: said, not silently ignored.
+// Whether the run reads V: an algorithm's own section (gtpo.*, ...) only under that algorithm, a loss's
+// (clip_cov.*, kl_cov.*) only with that rl.policy_loss, and a few rl.* keys only with what they tune.
+bool setting_is_read(const ConfigValue& v, const RlConfig& rl) {
+  if (v.section == "rl") {
+    if (v.key == "rollout_correction_cap") return rl.rollout_correction != RolloutCorrection::None;
+    if (v.key == "clip_low" || v.key == "clip_high") return rl.policy_loss != PolicyLossKind::KlCov;
+    if (v.key == "dual_clip")
+      return rl.policy_loss == PolicyLossKind::Clip || rl.policy_loss == PolicyLossKind::ClipCov;
+    return true;
+  }
+  if (find_rl_key(v.section + "." + v.key) == nullptr) return true;  // not an RL setting
+  if (v.section == "clip_cov") return rl.policy_loss == PolicyLossKind::ClipCov;
+  if (v.section == "kl_cov") return rl.policy_loss == PolicyLossKind::KlCov;
+  return v.section == rl.algo;
+}
+
+// Settings this run never reads are said, not silently ignored.
 void note_unread_settings(const std::vector<ConfigValue>& values, RunConfig& c) {
   std::vector<std::string> unread;
-  for (const ConfigValue& v : values) {
-    if (v.section == "rl" || find_rl_key(v.section + "." + v.key) == nullptr) continue;
-    const bool read = v.section == "clip_cov" ? c.rl.policy_loss == PolicyLossKind::ClipCov
-                      : v.section == "kl_cov" ? c.rl.policy_loss == PolicyLossKind::KlCov
-                                              : v.section == c.rl.algo;
-    if (!read) unread.push_back(v.section + "." + v.key + " (" + v.where + ")");
-  }
+  for (const ConfigValue& v : values)
+    if (!setting_is_read(v, c.rl)) unread.push_back(v.section + "." + v.key + " (" + v.where + ")");
   if (!unread.empty())
     c.notes.push_back("these settings have no effect with rl.algo " + c.rl.algo + " and rl.policy_loss " +
                       to_string(c.rl.policy_loss) + ": " + config::join(unread));
 }
 
+// Rules that span keys; each message names the keys involved.
 void validate(const RunConfig& c, const std::string& where) {
   GTPO_CHECK(c.task.train_file.empty() == c.task.test_file.empty(), where,
              ": task.train_file and task.test_file go together: give both or neither");

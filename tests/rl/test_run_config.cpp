@@ -299,6 +299,13 @@ TEST_CASE(
   CHECK(parse(kModel + "rl: {algo: gtpo, policy_loss: kl_cov}\ngtpo: {alpha2: 0.3}\nkl_cov: {coef: 0.5}\n")
             .notes.empty());
   CHECK(parse(kModel + "rl: {algo: clip_cov}\nclip_cov: {lb: 0}\n").notes.empty());
+  const RunConfig rl_keys = parse(kModel + "rl: {algo: kl_cov, clip_high: 0.3, rollout_correction_cap: 3}\n");
+  REQUIRE(rl_keys.notes.size() == 1);
+  CHECK_THAT(rl_keys.notes[0],
+             Contains("rl.clip_high (run.yaml:2)") && Contains("rl.rollout_correction_cap"));
+  CHECK(parse(kModel +
+              "rl: {algo: cispo, clip_high: 0.3, rollout_correction: tis, rollout_correction_cap: 3}\n")
+            .notes.empty());
   CHECK_THROWS_WITH(parse(kModel + "rl: {algo: gspo, policy_loss: cispo}\n"),
                     Contains("rl.policy_loss cispo is a per-token loss, and gspo's loss is over sequences"));
 }
