@@ -10,7 +10,7 @@
 #include "rl/math/covariance_selection.h"
 #include "rl/math/loss_aggregation.h"
 #include "rl/sequence_batch.h"
-#include "runtime/dist/gradients.h"
+#include "runtime/dist/zero.h"
 #include "runtime/error.h"
 #include "runtime/ops.h"
 #include "runtime/optim/grad_clip.h"
@@ -387,9 +387,11 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
         micro_metrics.push_back(run_micro_batch(u, mb, rows));
       }
       for (const PolicyLossMetrics& m : gather_metrics(comm, micro_metrics)) accumulate(stats.loss, m);
-      dist::allreduce_gradients(comm, policy.parameters());  // before the norm: every rank clips the sum
-      stats.grad_norm = optim::clip_grad_norm(policy.parameters(), options.grad_clip);
-      optimizer.step(options.lr);
+      const dist::OptimizerStepResult step =
+          dist::optimizer_step(comm, optimizer, options.grad_clip, options.lr);
+      stats.grad_norm = step.grad_norm;
+      stats.traffic.sent += step.traffic.sent;
+      stats.traffic.received += step.traffic.received;
       policy.parameters().zero_grad();
       stats.optimizer_steps++;
     }

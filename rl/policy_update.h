@@ -32,12 +32,14 @@ struct UpdateStats {
   // largest and mean, and the share of tokens whose ρ = π_old/π_sampler is above the cap (truncated or
   // masked).
   double sampler_gap_max = 0.0, sampler_gap_mean = 0.0, correction_frac = 0.0;
+  dist::Traffic traffic;  // this rank's bytes for the optimiser steps' exchanges (several ranks), summed
 };
 
 // With several ranks (COMM; every rank holds the whole batch and its advantages), each rank back-propagates
 // a contiguous block of the micro-batches one process would run; the loss normalisers span the whole
-// mini-batch as they do in one process, gradients are summed over ranks before clipping, and the metrics
-// are accumulated in micro-batch order on every rank (docs/distributed.md).
+// mini-batch as they do in one process, each optimiser step is dist::optimizer_step (gradients reduced in
+// rank order, OPTIMIZER sharded as dist::optimizer_shard), and the metrics are accumulated in micro-batch
+// order on every rank (docs/distributed.md).
 UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimizer, const RolloutBatch& batch,
                               const AdvantageResult& advantages, const RlConfig& rl, const UpdateOptions& options,
                               const model::Transformer* reference = nullptr,

@@ -141,6 +141,12 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
     r.metrics["sampler_gap_mean"] = r.update.sampler_gap_mean;
     r.metrics["correction_frac"] = r.update.correction_frac;
   }
+  if (m.comm.size() > 1) {  // what the optimiser steps cost this rank (rank 0 writes the metrics)
+    const double steps = static_cast<double>(std::max<int64_t>(r.update.optimizer_steps, 1));
+    r.metrics["dist_bytes_sent"] = static_cast<double>(r.update.traffic.sent) / steps;
+    r.metrics["dist_bytes_received"] = static_cast<double>(r.update.traffic.received) / steps;
+    r.metrics["dist_optimizer_state_bytes"] = m.optimizer.state_bytes();
+  }
   return r;
 }
 

@@ -9,11 +9,27 @@
 #include "rl/run_config_schema.h"
 #include "rl/sequence_batch.h"
 #include "runtime/backend.h"
+#include "runtime/dist/zero.h"
 #include "runtime/error.h"
 #include "runtime/ops.h"
-#include "runtime/optim/grad_clip.h"
 
 namespace gtpo::rl {
+
+namespace {
+// The sum of every micro-batch's loss, in micro-batch order (the ranks hold contiguous blocks of them).
+double sum_in_micro_batch_order(dist::Communicator& comm, const std::vector<double>& mine) {
+  double sum = 0.0;
+  if (comm.size() == 1) {
+    for (double v : mine) sum += v;
+    return sum;
+  }
+  dist::ByteWriter w;
+  w.put_vector(mine);
+  for (const std::vector<uint8_t>& part : comm.allgather(w.bytes(), "sft losses"))
+    for (double v : dist::ByteReader(part).get_vector<double>()) sum += v;
+  return sum;
+}
+}  // namespace
 
 std::vector<int32_t> sft_sequence(const data::Tokenizer& tokenizer, const data::Problem& problem,
                                   int64_t& first_target) {
@@ -73,7 +89,8 @@ void run_sft(model::Transformer& model, const data::Tokenizer& tokenizer, const 
 
 void continue_sft(model::Transformer& model, const data::Tokenizer& tokenizer, const ProblemSource& source,
                   const RunConfig& config, optim::AdamW& optimizer, int64_t& steps_done, uint64_t& cursor,
-                  const std::function<void(const SftStep&)>& on_step, const std::function<bool()>& stop) {
+                  const std::function<void(const SftStep&)>& on_step, const std::function<bool()>& stop,
+                  dist::Communicator& comm) {
   const SftSection& o = config.sft;
   if (o.steps <= 0) return;
   GTPO_CHECK(o.batch_size > 0, "sft: batch_size must be positive");
@@ -100,8 +117,12 @@ void continue_sft(model::Transformer& model, const data::Tokenizer& tokenizer, c
     const auto micro = plan_micro_batches(
         lengths, {model::micro_batch_token_budget(o.micro_batch_tokens, o.micro_batch_memory_mb, model.config()),
                   o.group_by_length, micro_batch_overhead_tokens(model.device())});
-    double loss_value = 0.0;
-    for (const std::vector<size_t>& rows : micro) {
+    // With several ranks, the micro-batches are dealt out in contiguous blocks; the losses are added in
+    // micro-batch order whoever computed them.
+    const dist::Share share = dist::share_of(static_cast<int64_t>(micro.size()), comm.rank(), comm.size());
+    std::vector<double> micro_losses;
+    for (int64_t m = share.first; m < share.last; ++m) {
+      const std::vector<size_t>& rows = micro[static_cast<size_t>(m)];
       std::vector<std::vector<int32_t>> part;
       for (size_t i : rows) part.push_back(seqs[i]);
       PaddedBatch b = pad_right(part, pad, model.device());
@@ -122,16 +143,16 @@ void continue_sft(model::Transformer& model, const data::Tokenizer& tokenizer, c
       if (micro.size() > 1)
         loss = ops::mul_scalar(loss, static_cast<float>(part_tokens) / static_cast<float>(tokens));
       loss.backward();
-      loss_value += loss.item();
+      micro_losses.push_back(loss.item());
     }
     SftStep s;
     s.step = step + 1;
-    s.loss = loss_value;
-    s.grad_norm = optim::clip_grad_norm(model.parameters(), grad_clip);
-    check_finite(s.loss, "sft", s.step, "loss");
-    check_finite(s.grad_norm, "sft", s.step, "gradient norm");
+    s.loss = sum_in_micro_batch_order(comm, micro_losses);
     s.lr = schedule.lr_at(step);
-    optimizer.step(static_cast<float>(s.lr));
+    // A non-finite loss is reported before the update: the norm below would be non-finite too.
+    check_finite(s.loss, "sft", s.step, "loss");
+    s.grad_norm = dist::optimizer_step(comm, optimizer, grad_clip, static_cast<float>(s.lr)).grad_norm;
+    check_finite(s.grad_norm, "sft", s.step, "gradient norm");
     model.parameters().zero_grad();
     s.tokens = tokens;
     backend_for(model.device()).synchronize();  // count the optimiser's queued GPU kernels in this step

@@ -7,6 +7,7 @@
 #include "data/tokenizer/tokenizer.h"
 #include "model/transformer.h"
 #include "rl/problem_source.h"
+#include "runtime/dist/communicator.h"
 #include "runtime/optim/adamw.h"
 #include "runtime/optim/lr_schedule.h"
 
@@ -34,10 +35,14 @@ void run_sft(model::Transformer& model, const data::Tokenizer& tokenizer, const 
 optim::AdamWOptions sft_adam_options(const RunConfig& config);
 // run_sft in resumable pieces: continues from `steps_done` completed steps with OPTIMIZER (built with
 // sft_adam_options over the model's parameters, its state carried across pieces), advancing steps_done and
-// cursor after each step, until sft.steps or until `stop` returns true after a step.
+// cursor after each step, until sft.steps or until `stop` returns true after a step. With several ranks
+// (COMM) each rank back-propagates a contiguous block of the micro-batches one process would run and every
+// step is dist::optimizer_step (OPTIMIZER sharded as dist::optimizer_shard); STOP must then agree on every
+// rank.
 void continue_sft(model::Transformer& model, const data::Tokenizer& tokenizer, const ProblemSource& source,
                   const RunConfig& config, optim::AdamW& optimizer, int64_t& steps_done, uint64_t& cursor,
-                  const std::function<void(const SftStep&)>& on_step, const std::function<bool()>& stop);
+                  const std::function<void(const SftStep&)>& on_step, const std::function<bool()>& stop,
+                  dist::Communicator& comm = dist::single_process());
 
 // The token sequence and the index of its first supervised token, for one problem.
 std::vector<int32_t> sft_sequence(const data::Tokenizer& tokenizer, const data::Problem& problem, int64_t& first_target);

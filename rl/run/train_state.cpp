@@ -28,7 +28,8 @@ std::string step_name(int64_t step) {
 }  // namespace
 
 std::string save_train_checkpoint(const std::string& run_dir, const model::Transformer& model,
-                                  const data::Tokenizer& tokenizer, const optim::AdamW& optimizer,
+                                  const data::Tokenizer& tokenizer,
+                                  const std::vector<optim::AdamWFullState>& optimizer,
                                   const model::Transformer* reference, const TrainProgress& progress,
                                   const std::string& run_config_yaml) {
   const fs::path root = fs::path(run_dir) / "checkpoints";
@@ -41,12 +42,10 @@ std::string save_train_checkpoint(const std::string& run_dir, const model::Trans
       io::write_file_atomic((tmp_dir / "run_config.yaml").string(), run_config_yaml);
 
     io::SafetensorsWriter opt;
-    for (const std::string& name : optimizer.state_names()) {
-      const optim::AdamWParamState& s = optimizer.state(name);
-      std::vector<float> m = s.exp_avg.to_vector(), v = s.exp_avg_sq.to_vector();
-      opt.add_f32("exp_avg." + name, s.exp_avg.shape().dims(), m);
-      opt.add_f32("exp_avg_sq." + name, s.exp_avg_sq.shape().dims(), v);
-      opt.set_metadata("step." + name, std::to_string(s.step));
+    for (const optim::AdamWFullState& s : optimizer) {
+      opt.add_f32("exp_avg." + s.name, s.shape.dims(), s.exp_avg);
+      opt.add_f32("exp_avg_sq." + s.name, s.shape.dims(), s.exp_avg_sq);
+      opt.set_metadata("step." + s.name, std::to_string(s.step));
     }
     opt.write((tmp_dir / "optimizer.safetensors").string());
     if (reference) {

@@ -26,10 +26,12 @@ struct TrainProgress {
 };
 
 // Writes the checkpoint and updates `latest`; returns its directory. run_config_yaml (the resolved run
-// configuration) is kept beside the model as run_config.yaml. OPTIMIZER is the one in use: SFT's while
+// configuration) is kept beside the model as run_config.yaml. OPTIMIZER is the whole state of the one in
+// use (AdamW::full_state, or dist::gather_optimizer_state with several ranks): SFT's while
 // progress.sft_done is false, the RL optimiser after.
 std::string save_train_checkpoint(const std::string& run_dir, const model::Transformer& model,
-                                  const data::Tokenizer& tokenizer, const optim::AdamW& optimizer,
+                                  const data::Tokenizer& tokenizer,
+                                  const std::vector<optim::AdamWFullState>& optimizer,
                                   const model::Transformer* reference, const TrainProgress& progress,
                                   const std::string& run_config_yaml);
 
@@ -44,7 +46,8 @@ std::optional<std::string> latest_checkpoint(const std::string& run_dir);
 
 // Progress (state.json) of a training checkpoint; an error when the directory has none.
 TrainProgress read_train_progress(const std::string& checkpoint_dir);
-// Restores optimiser state (into the optimiser that was in use when it was saved, see save_train_checkpoint)
+// Restores optimiser state (into the optimiser that was in use when it was saved, see save_train_checkpoint;
+// a sharded one keeps its part, so a checkpoint loads with any number of ranks)
 // and the reference weights (when given) from a checkpoint directory; the model itself is loaded with
 // model::load_weights.
 void load_optimizer_state(const std::string& checkpoint_dir, optim::AdamW& optimizer);

@@ -19,6 +19,7 @@
 #include "rl/run/train_state.h"
 #include "rl/run_config_schema.h"
 #include "runtime/backend.h"
+#include "runtime/dist/zero.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"
 #include "runtime/io/safetensors.h"
@@ -280,11 +281,11 @@ struct Trainer::Run {
         config_yaml(resolved_config_yaml(t.c_)),
         writer(t.comm_.writer()),
         last_checkpoint(last_checkpoint),
-        optimizer(t.policy_.parameters(), adam_options(t.c_.optim)),
+        optimizer(t.policy_.parameters(), adam_options(t.c_.optim), dist::optimizer_shard(t.comm_)),
         reference(t.c_.rl.kl_coef != 0.0
                       ? std::make_unique<model::Transformer>(t.policy_.config(), t.policy_.device())
                       : nullptr),
-        sft_optimizer(t.policy_.parameters(), sft_adam_options(t.c_)) {
+        sft_optimizer(t.policy_.parameters(), sft_adam_options(t.c_), dist::optimizer_shard(t.comm_)) {
     progress.seed = t.c_.train.seed;
   }
 
@@ -293,7 +294,7 @@ struct Trainer::Run {
   const std::string config_yaml;
   const bool writer;  // rank 0 of a data-parallel run
   std::string& last_checkpoint;
-  optim::AdamW optimizer;  // the RL updates'
+  optim::AdamW optimizer;  // the RL updates' (with several ranks, this rank's shard: dist::optimizer_step)
   std::unique_ptr<model::Transformer> reference;
   optim::AdamW sft_optimizer;  // SFT has its own; a run stopped during SFT saves and resumes its state
   TrainProgress progress;
@@ -364,11 +365,28 @@ void Trainer::open_logs(Run& run) {
 
 std::string Trainer::save_checkpoint(Run& run, const optim::AdamW& in_use, const char* phase, int64_t step) {
   check_weights_finite(policy_, phase, step);
+  // Collective with several ranks: every rank sends its shard of the optimiser state to rank 0.
+  const std::vector<optim::AdamWFullState> optimizer_state = dist::gather_optimizer_state(comm_, in_use);
   if (!run.writer) return run.last_checkpoint;
-  run.last_checkpoint = save_train_checkpoint(run.out_dir, policy_, tokenizer_, in_use, run.reference.get(),
-                                              run.progress, run.config_yaml);
+  run.last_checkpoint = save_train_checkpoint(run.out_dir, policy_, tokenizer_, optimizer_state,
+                                              run.reference.get(), run.progress, run.config_yaml);
   if (c_.train.keep_checkpoints > 0) prune_checkpoints(run.out_dir, c_.train.keep_checkpoints);
   return run.last_checkpoint;
+}
+
+// The checkpoint of the state before a step that failed on this rank (a reward function). With several
+// ranks the optimiser state is spread over ranks that are not all here to gather it: the last checkpoint
+// written by every rank together is what stays.
+std::string Trainer::save_failed_step(Run& run) {
+  GTPO_CHECK(comm_.size() == 1, "with ", comm_.size(),
+             " ranks the optimiser state is sharded and one failing rank ",
+             "cannot gather it; the last checkpoint is ", run.last_checkpoint);
+  return save_checkpoint(run, run.optimizer, "rl", run.progress.step);
+}
+
+// A stop request reaches the ranks at different moments; they agree on it so that all stop together.
+bool Trainer::stop_agreed() const {
+  return comm_.size() == 1 ? stop_requested() : dist::any_rank(comm_, stop_requested(), "stop");
 }
 
 // Evaluation is rank 0's (it changes no training state); the other ranks wait at the next collective.
@@ -411,10 +429,11 @@ bool Trainer::warm_start(Run& run) {
       sft_log.write(line);
       if (sft_line_due(s, c_.sft.steps)) log_progress(format_sft_line(s, c_.sft.steps));
     };
-    continue_sft(policy_, tokenizer_, source_, c_, run.sft_optimizer, progress.sft_step, progress.cursor,
-                 on_sft_step, stop_requested);
+    continue_sft(
+        policy_, tokenizer_, source_, c_, run.sft_optimizer, progress.sft_step, progress.cursor, on_sft_step,
+        [this] { return stop_agreed(); }, comm_);
   }
-  if (stop_requested()) {
+  if (stop_agreed()) {
     run.summary.interrupted = true;
     run.summary.stop_signal = stop_signal();
     run.summary.sft_steps = progress.sft_step;
@@ -443,17 +462,13 @@ void Trainer::rl_phase(Run& run) {
   run.evaluated_last = progress.step == 0;
   run.t_loop = Clock::now();
   run.first_step = progress.step;
-  // A stop request reaches the ranks at different moments; they agree on it so that all stop together.
-  auto stop_agreed = [&] {
-    return comm_.size() == 1 ? stop_requested() : dist::any_rank(comm_, stop_requested(), "stop");
-  };
   bool stopping = false;
   while (progress.step < c_.train.steps && !(stopping = stop_agreed())) {
     const int64_t step = progress.step + 1;
     const auto t_step = Clock::now();
     const RlStepResult r = rl_step_or_checkpoint(
         [&] { return rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1)); }, progress,
-        run.out_dir, [&] { return save_checkpoint(run, run.optimizer, "rl", progress.step); });
+        run.out_dir, [&] { return save_failed_step(run); });
     record_step(run, r, rewards, step, t_step);
     after_step(run, step);
   }

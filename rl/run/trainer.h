@@ -78,6 +78,8 @@ class Trainer {
                    std::chrono::steady_clock::time_point t_step);
   void after_step(Run& run, int64_t step);
   std::string save_checkpoint(Run& run, const optim::AdamW& in_use, const char* phase, int64_t step);
+  std::string save_failed_step(Run& run);
+  bool stop_agreed() const;  // a stop request on any rank
   EvalResult run_eval(Run& run, int64_t step, const char* label);
   void refresh_report(const Run& run) const;
   void log_progress(const std::string& line) const;

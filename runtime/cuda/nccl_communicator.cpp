@@ -47,6 +47,15 @@ class NcclCommunicator final : public dist::Communicator {
   std::vector<std::vector<uint8_t>> allgather(const std::vector<uint8_t>& bytes, const char* what) override {
     return host_->allgather(bytes, what);
   }
+  std::vector<std::vector<uint8_t>> alltoall(const std::vector<std::vector<uint8_t>>& to_each,
+                                             const char* what) override {
+    return host_->alltoall(to_each, what);
+  }
+  std::vector<std::vector<uint8_t>> gather_to_writer(const std::vector<uint8_t>& bytes,
+                                                     const char* what) override {
+    return host_->gather_to_writer(bytes, what);
+  }
+  dist::Traffic traffic() const override { return host_->traffic(); }
   [[noreturn]] void abort(const std::string& message) override {
     if (comm_) ncclCommAbort(comm_);
     comm_ = nullptr;

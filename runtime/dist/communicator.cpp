@@ -16,6 +16,14 @@ class SingleProcess final : public Communicator {
   std::vector<std::vector<uint8_t>> allgather(const std::vector<uint8_t>& bytes, const char*) override {
     return {bytes};
   }
+  std::vector<std::vector<uint8_t>> alltoall(const std::vector<std::vector<uint8_t>>& to_each,
+                                             const char*) override {
+    return to_each;
+  }
+  std::vector<std::vector<uint8_t>> gather_to_writer(const std::vector<uint8_t>& bytes,
+                                                     const char*) override {
+    return {bytes};
+  }
   [[noreturn]] void abort(const std::string& message) override {
     std::fprintf(stderr, "gtpo: %s\n", message.c_str());
     std::exit(1);

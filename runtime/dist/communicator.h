@@ -14,6 +14,12 @@
 
 namespace gtpo::dist {
 
+// Payload bytes this rank has sent to and received from other ranks, counted per peer (an all-gather of B
+// bytes over N ranks sends (N-1)·B: what a ring or a pairwise exchange moves), headers left out.
+struct Traffic {
+  uint64_t sent = 0, received = 0;
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -22,6 +28,13 @@ class Communicator {
   // Every rank's BYTES, indexed by rank; collective (every rank calls it, in the same order). WHAT names
   // the collective in a timeout or failure message.
   virtual std::vector<std::vector<uint8_t>> allgather(const std::vector<uint8_t>& bytes, const char* what) = 0;
+  // TO_EACH[r] goes to rank r; returns what every rank sent this one, indexed by rank (pairwise exchange).
+  virtual std::vector<std::vector<uint8_t>> alltoall(const std::vector<std::vector<uint8_t>>& to_each,
+                                                     const char* what) = 0;
+  // Every rank's BYTES on the writer (rank 0), indexed by rank; an empty list on the other ranks.
+  virtual std::vector<std::vector<uint8_t>> gather_to_writer(const std::vector<uint8_t>& bytes,
+                                                             const char* what) = 0;
+  virtual Traffic traffic() const { return traffic_; }
   // Sums N floats at the device pointer DATA over ranks, in place, the same bits on every rank (NCCL's ring
   // all-reduce). False: this communicator reduces host buffers only; the caller stages through the host.
   virtual bool allreduce_device_sum(float* data, std::size_t n, const char* what) {
@@ -31,6 +44,9 @@ class Communicator {
   // Ends every rank of the job with MESSAGE (a rank that cannot continue must not leave the others waiting).
   [[noreturn]] virtual void abort(const std::string& message) = 0;
   bool writer() const { return rank() == 0; }  // the rank that writes logs, checkpoints and reports
+
+ protected:
+  Traffic traffic_;
 };
 
 // The one-process communicator: rank 0 of 1.

@@ -36,27 +36,55 @@ class MpiCommunicator final : public Communicator {
   int size() const override { return size_; }
 
   std::vector<std::vector<uint8_t>> allgather(const std::vector<uint8_t>& bytes, const char* what) override {
-    long long mine = static_cast<long long>(bytes.size());
+    const std::vector<long long> sizes = exchange_sizes(std::vector<long long>(size_, size_of(bytes)), what);
+    const Layout in = layout(sizes, what);
+    std::vector<uint8_t> all(static_cast<std::size_t>(in.total));
+    MPI_Request req;
+    MPI_Iallgatherv(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, all.data(), in.counts.data(),
+                    in.displs.data(), MPI_BYTE, MPI_COMM_WORLD, &req);
+    wait(req, what);
+    count(size_of(bytes) * (size_ - 1), in.total - size_of(bytes));
+    return split(all, in);
+  }
+
+  std::vector<std::vector<uint8_t>> alltoall(const std::vector<std::vector<uint8_t>>& to_each,
+                                             const char* what) override {
+    GTPO_CHECK(static_cast<int>(to_each.size()) == size_, "collective '", what, "': ", to_each.size(),
+               " parts for ", size_, " ranks");
+    std::vector<long long> out_sizes;
+    std::vector<uint8_t> out_bytes;
+    for (const std::vector<uint8_t>& part : to_each) {
+      out_sizes.push_back(size_of(part));
+      out_bytes.insert(out_bytes.end(), part.begin(), part.end());
+    }
+    const Layout out = layout(out_sizes, what), in = layout(exchange_sizes(out_sizes, what), what);
+    std::vector<uint8_t> all(static_cast<std::size_t>(in.total));
+    MPI_Request req;
+    MPI_Ialltoallv(out_bytes.data(), out.counts.data(), out.displs.data(), MPI_BYTE, all.data(),
+                   in.counts.data(), in.displs.data(), MPI_BYTE, MPI_COMM_WORLD, &req);
+    wait(req, what);
+    count(out.total - out.counts[rank_], in.total - in.counts[rank_]);
+    return split(all, in);
+  }
+
+  std::vector<std::vector<uint8_t>> gather_to_writer(const std::vector<uint8_t>& bytes,
+                                                     const char* what) override {
+    long long mine = size_of(bytes);
     std::vector<long long> sizes(static_cast<std::size_t>(size_));
     MPI_Request req;
-    MPI_Iallgather(&mine, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD, &req);
+    MPI_Igather(&mine, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD, &req);
     wait(req, what);
-    std::vector<int> counts(sizes.size()), displs(sizes.size());
-    long long total = 0;
-    for (std::size_t r = 0; r < sizes.size(); ++r) {
-      GTPO_CHECK(total + sizes[r] < (1LL << 31), "collective '", what, "': more than 2 GiB in one gather");
-      counts[r] = static_cast<int>(sizes[r]);
-      displs[r] = static_cast<int>(total);
-      total += sizes[r];
+    const Layout in = layout(rank_ == 0 ? sizes : std::vector<long long>(size_, 0), what);
+    std::vector<uint8_t> all(static_cast<std::size_t>(in.total));
+    MPI_Igatherv(bytes.data(), static_cast<int>(mine), MPI_BYTE, all.data(), in.counts.data(),
+                 in.displs.data(), MPI_BYTE, 0, MPI_COMM_WORLD, &req);
+    wait(req, what);
+    if (rank_ != 0) {
+      count(mine, 0);
+      return {};
     }
-    std::vector<uint8_t> all(static_cast<std::size_t>(total));
-    MPI_Iallgatherv(bytes.data(), static_cast<int>(mine), MPI_BYTE, all.data(), counts.data(), displs.data(),
-                    MPI_BYTE, MPI_COMM_WORLD, &req);
-    wait(req, what);
-    std::vector<std::vector<uint8_t>> parts(sizes.size());
-    for (std::size_t r = 0; r < sizes.size(); ++r)
-      parts[r].assign(all.begin() + displs[r], all.begin() + displs[r] + counts[r]);
-    return parts;
+    count(0, in.total - mine);
+    return split(all, in);
   }
 
   [[noreturn]] void abort(const std::string& message) override {
@@ -87,6 +115,41 @@ class MpiCommunicator final : public Communicator {
       }
       if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(polls > 20000 ? 1000 : 50));
     }
+  }
+
+  // Where each rank's part lies in one buffer (MPI counts are ints: one collective carries < 2 GiB).
+  struct Layout {
+    std::vector<int> counts, displs;
+    long long total = 0;
+  };
+  static long long size_of(const std::vector<uint8_t>& bytes) { return static_cast<long long>(bytes.size()); }
+  static Layout layout(const std::vector<long long>& sizes, const char* what) {
+    Layout l;
+    for (long long n : sizes) {
+      GTPO_CHECK(l.total + n < (1LL << 31), "collective '", what, "': more than 2 GiB in one exchange");
+      l.counts.push_back(static_cast<int>(n));
+      l.displs.push_back(static_cast<int>(l.total));
+      l.total += n;
+    }
+    return l;
+  }
+  static std::vector<std::vector<uint8_t>> split(const std::vector<uint8_t>& all, const Layout& l) {
+    std::vector<std::vector<uint8_t>> parts(l.counts.size());
+    for (std::size_t r = 0; r < parts.size(); ++r)
+      parts[r].assign(all.begin() + l.displs[r], all.begin() + l.displs[r] + l.counts[r]);
+    return parts;
+  }
+  // OUT[r] is the size this rank sends rank r; returns the sizes every rank sends this one.
+  std::vector<long long> exchange_sizes(const std::vector<long long>& out, const char* what) {
+    std::vector<long long> in(static_cast<std::size_t>(size_));
+    MPI_Request req;
+    MPI_Ialltoall(out.data(), 1, MPI_LONG_LONG, in.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD, &req);
+    wait(req, what);
+    return in;
+  }
+  void count(long long sent, long long received) {
+    traffic_.sent += static_cast<uint64_t>(sent);
+    traffic_.received += static_cast<uint64_t>(received);
   }
 
   double timeout_s_;

@@ -15,11 +15,15 @@ double grad_norm(const ParameterStore& params) {
   return std::sqrt(sum);
 }
 
+float clip_coefficient(double norm, float max_norm) {
+  if (!std::isfinite(norm) || max_norm <= 0.0f || norm <= static_cast<double>(max_norm)) return 1.0f;
+  return static_cast<float>(static_cast<double>(max_norm) / (norm + 1e-6));
+}
+
 float clip_grad_norm(const ParameterStore& params, float max_norm) {
   const double norm = grad_norm(params);
-  if (!std::isfinite(norm) || max_norm <= 0.0f || norm <= static_cast<double>(max_norm))
-    return static_cast<float>(norm);
-  const float coef = static_cast<float>(static_cast<double>(max_norm) / (norm + 1e-6));
+  const float coef = clip_coefficient(norm, max_norm);
+  if (coef == 1.0f) return static_cast<float>(norm);
   for (const Parameter& p : params) {
     const Tensor grad = p.tensor.grad();
     if (!grad.defined()) continue;

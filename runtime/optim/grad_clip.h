@@ -15,6 +15,9 @@ namespace gtpo::optim {
 // decides (typically: skip the step and report).
 float clip_grad_norm(const ParameterStore& params, float max_norm);
 
+// The factor clip_grad_norm scales every gradient by for a global NORM, or 1 where it leaves them alone.
+float clip_coefficient(double norm, float max_norm);
+
 // The global norm alone, without clipping.
 double grad_norm(const ParameterStore& params);
 

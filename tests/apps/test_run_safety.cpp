@@ -108,8 +108,8 @@ TEST_CASE("run dir: a checkpoint of the same step is rewritten, never skipped", 
   optim::AdamW opt(a.model->parameters());
   rl::TrainProgress progress;
   progress.step = 3;
-  rl::save_train_checkpoint(dir + "/run", *a.model, *a.tokenizer, opt, nullptr, progress, "");
-  rl::save_train_checkpoint(dir + "/run", *b.model, *b.tokenizer, opt, nullptr, progress, "");
+  rl::save_train_checkpoint(dir + "/run", *a.model, *a.tokenizer, opt.full_state(), nullptr, progress, "");
+  rl::save_train_checkpoint(dir + "/run", *b.model, *b.tokenizer, opt.full_state(), nullptr, progress, "");
   CHECK(weights_of(*rl::latest_checkpoint(dir + "/run")) == weights_of(dir + "/b"));
   // init --out replaces a checkpoint but nothing else.
   fs::create_directories(dir + "/other");
