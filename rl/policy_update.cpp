@@ -392,6 +392,7 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
       stats.grad_norm = step.grad_norm;
       stats.traffic.sent += step.traffic.sent;
       stats.traffic.received += step.traffic.received;
+      stats.seconds_exchange += step.seconds_exchange;
       policy.parameters().zero_grad();
       stats.optimizer_steps++;
     }

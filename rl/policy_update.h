@@ -33,6 +33,7 @@ struct UpdateStats {
   // masked).
   double sampler_gap_max = 0.0, sampler_gap_mean = 0.0, correction_frac = 0.0;
   dist::Traffic traffic;  // this rank's bytes for the optimiser steps' exchanges (several ranks), summed
+  double seconds_exchange = 0.0;  // and the time in them
 };
 
 // With several ranks (COMM; every rank holds the whole batch and its advantages), each rank back-propagates

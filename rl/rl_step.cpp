@@ -146,6 +146,7 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
     r.metrics["dist_bytes_sent"] = static_cast<double>(r.update.traffic.sent) / steps;
     r.metrics["dist_bytes_received"] = static_cast<double>(r.update.traffic.received) / steps;
     r.metrics["dist_optimizer_state_bytes"] = m.optimizer.state_bytes();
+    r.metrics["seconds_dist_exchange"] = r.update.seconds_exchange;  // part of seconds_update
   }
   return r;
 }

@@ -1,9 +1,10 @@
 // NCCL for data-parallel training on GPUs (docs/distributed.md): wraps the MPI communicator (host
-// collectives, bootstrap, abort) and sums device buffers with ncclAllReduce, one GPU per rank. The ring
-// all-reduce leaves the same bits on every rank and, for a fixed rank count and topology, on every run.
-// Like the MPI path, every wait is polled against train.collective_timeout_s; on expiry the NCCL
-// communicator is aborted and the job ended with a message. UNVERIFIED: written and compiled without a
-// multi-GPU machine (docs/distributed.md, "What is verified").
+// collectives, bootstrap, abort) and exchanges device buffers with grouped ncclSend/ncclRecv, one GPU per
+// rank: the reduce-scatter and all-gather of the ZeRO-1 step (runtime/dist/zero.cpp), whose sums are then
+// made in rank order on the device, so the bits are the same on every rank and every run. Like the MPI path,
+// every wait is polled against train.collective_timeout_s; on expiry the NCCL communicator is aborted and the
+// job ended with a message. UNVERIFIED: written and compiled without a multi-GPU machine
+// (docs/distributed.md, "What is verified").
 #if defined(GTPO_WITH_NCCL)
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -47,28 +48,50 @@ class NcclCommunicator final : public dist::Communicator {
   std::vector<std::vector<uint8_t>> allgather(const std::vector<uint8_t>& bytes, const char* what) override {
     return host_->allgather(bytes, what);
   }
-  std::vector<std::vector<uint8_t>> alltoall(const std::vector<std::vector<uint8_t>>& to_each,
-                                             const char* what) override {
-    return host_->alltoall(to_each, what);
+  bool reaches(Device device) const override { return device == Device::cuda || host_->reaches(device); }
+  void exchange(const float* send, const dist::Ranges& to, float* recv, const dist::Ranges& from,
+                Device where, const char* what) override {
+    if (where != Device::cuda) return host_->exchange(send, to, recv, from, where, what);
+    // The buffers were written on the backend's stream: wait for them before NCCL reads.
+    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    const int me = rank();
+    check(ncclGroupStart(), "ncclGroupStart");
+    for (int r = 0; r < size(); ++r) {
+      const std::size_t k = static_cast<std::size_t>(r);
+      if (r == me) continue;
+      if (to.count[k] > 0)
+        check(
+            ncclSend(send + to.at[k], static_cast<std::size_t>(to.count[k]), ncclFloat32, r, comm_, stream_),
+            "ncclSend");
+      if (from.count[k] > 0)
+        check(ncclRecv(recv + from.at[k], static_cast<std::size_t>(from.count[k]), ncclFloat32, r, comm_,
+                       stream_),
+              "ncclRecv");
+      traffic_.sent += static_cast<uint64_t>(to.count[k]) * 4;
+      traffic_.received += static_cast<uint64_t>(from.count[k]) * 4;
+    }
+    check(ncclGroupEnd(), "ncclGroupEnd");
+    const std::size_t self = static_cast<std::size_t>(me);
+    if (to.count[self] > 0)
+      check_cuda(
+          cudaMemcpyAsync(recv + from.at[self], send + to.at[self],
+                          static_cast<std::size_t>(to.count[self]) * 4, cudaMemcpyDeviceToDevice, stream_),
+          "cudaMemcpyAsync");
+    wait_stream(what);
   }
   std::vector<std::vector<uint8_t>> gather_to_writer(const std::vector<uint8_t>& bytes,
                                                      const char* what) override {
     return host_->gather_to_writer(bytes, what);
   }
-  dist::Traffic traffic() const override { return host_->traffic(); }
+  dist::Traffic traffic() const override {
+    const dist::Traffic host = host_->traffic();
+    return {host.sent + traffic_.sent, host.received + traffic_.received};
+  }
   [[noreturn]] void abort(const std::string& message) override {
     if (comm_) ncclCommAbort(comm_);
     comm_ = nullptr;
     host_->abort(message);
     std::_Exit(1);  // not reached: the host communicator's abort ends the process
-  }
-
-  bool allreduce_device_sum(float* data, std::size_t n, const char* what) override {
-    // The gradients were written on the backend's stream: wait for them before NCCL reads.
-    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    check(ncclAllReduce(data, data, n, ncclFloat32, ncclSum, comm_, stream_), "ncclAllReduce");
-    wait_stream(what);
-    return true;
   }
 
  private:

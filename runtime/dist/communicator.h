@@ -12,12 +12,19 @@
 #include <string>
 #include <vector>
 
+#include "runtime/dtype.h"
+
 namespace gtpo::dist {
 
 // Payload bytes this rank has sent to and received from other ranks, counted per peer (an all-gather of B
 // bytes over N ranks sends (N-1)·B: what a ring or a pairwise exchange moves), headers left out.
 struct Traffic {
   uint64_t sent = 0, received = 0;
+};
+
+// Ranges of a flat float buffer, one per rank: AT[r] is the first element, COUNT[r] how many.
+struct Ranges {
+  std::vector<int64_t> at, count;
 };
 
 class Communicator {
@@ -28,19 +35,16 @@ class Communicator {
   // Every rank's BYTES, indexed by rank; collective (every rank calls it, in the same order). WHAT names
   // the collective in a timeout or failure message.
   virtual std::vector<std::vector<uint8_t>> allgather(const std::vector<uint8_t>& bytes, const char* what) = 0;
-  // TO_EACH[r] goes to rank r; returns what every rank sent this one, indexed by rank (pairwise exchange).
-  virtual std::vector<std::vector<uint8_t>> alltoall(const std::vector<std::vector<uint8_t>>& to_each,
-                                                     const char* what) = 0;
+  // Whether exchange() reaches buffers on DEVICE (the host always; a GPU through NCCL).
+  virtual bool reaches(Device device) const { return device == Device::cpu; }
+  // Pairwise exchange of floats in buffers on WHERE (reaches(WHERE)): SEND's range TO[r] goes to rank r, and
+  // rank r's range for this one lands in RECV's range FROM[r] (the counts must match what the peers send).
+  virtual void exchange(const float* send, const Ranges& to, float* recv, const Ranges& from, Device where,
+                        const char* what) = 0;
   // Every rank's BYTES on the writer (rank 0), indexed by rank; an empty list on the other ranks.
   virtual std::vector<std::vector<uint8_t>> gather_to_writer(const std::vector<uint8_t>& bytes,
                                                              const char* what) = 0;
   virtual Traffic traffic() const { return traffic_; }
-  // Sums N floats at the device pointer DATA over ranks, in place, the same bits on every rank (NCCL's ring
-  // all-reduce). False: this communicator reduces host buffers only; the caller stages through the host.
-  virtual bool allreduce_device_sum(float* data, std::size_t n, const char* what) {
-    (void)data, (void)n, (void)what;
-    return false;
-  }
   // Ends every rank of the job with MESSAGE (a rank that cannot continue must not leave the others waiting).
   [[noreturn]] virtual void abort(const std::string& message) = 0;
   bool writer() const { return rank() == 0; }  // the rank that writes logs, checkpoints and reports

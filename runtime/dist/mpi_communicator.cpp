@@ -47,24 +47,19 @@ class MpiCommunicator final : public Communicator {
     return split(all, in);
   }
 
-  std::vector<std::vector<uint8_t>> alltoall(const std::vector<std::vector<uint8_t>>& to_each,
-                                             const char* what) override {
-    GTPO_CHECK(static_cast<int>(to_each.size()) == size_, "collective '", what, "': ", to_each.size(),
-               " parts for ", size_, " ranks");
-    std::vector<long long> out_sizes;
-    std::vector<uint8_t> out_bytes;
-    for (const std::vector<uint8_t>& part : to_each) {
-      out_sizes.push_back(size_of(part));
-      out_bytes.insert(out_bytes.end(), part.begin(), part.end());
-    }
-    const Layout out = layout(out_sizes, what), in = layout(exchange_sizes(out_sizes, what), what);
-    std::vector<uint8_t> all(static_cast<std::size_t>(in.total));
+  void exchange(const float* send, const Ranges& to, float* recv, const Ranges& from, Device where,
+                const char* what) override {
+    GTPO_CHECK(where == Device::cpu, "collective '", what, "': MPI reaches host buffers only");
+    const std::vector<int> sc = ints(to.count, what), sd = ints(to.at, what), rc = ints(from.count, what),
+                           rd = ints(from.at, what);
     MPI_Request req;
-    MPI_Ialltoallv(out_bytes.data(), out.counts.data(), out.displs.data(), MPI_BYTE, all.data(),
-                   in.counts.data(), in.displs.data(), MPI_BYTE, MPI_COMM_WORLD, &req);
+    MPI_Ialltoallv(send, sc.data(), sd.data(), MPI_FLOAT, recv, rc.data(), rd.data(), MPI_FLOAT,
+                   MPI_COMM_WORLD, &req);
     wait(req, what);
-    count(out.total - out.counts[rank_], in.total - in.counts[rank_]);
-    return split(all, in);
+    long long sent = 0, received = 0;
+    for (int r = 0; r < size_; ++r)
+      if (r != rank_) sent += sc[static_cast<std::size_t>(r)], received += rc[static_cast<std::size_t>(r)];
+    count(sent * 4, received * 4);
   }
 
   std::vector<std::vector<uint8_t>> gather_to_writer(const std::vector<uint8_t>& bytes,
@@ -138,6 +133,18 @@ class MpiCommunicator final : public Communicator {
     for (std::size_t r = 0; r < parts.size(); ++r)
       parts[r].assign(all.begin() + l.displs[r], all.begin() + l.displs[r] + l.counts[r]);
     return parts;
+  }
+  // MPI counts and offsets are ints: one exchange carries fewer than 2^31 elements.
+  std::vector<int> ints(const std::vector<int64_t>& v, const char* what) const {
+    GTPO_CHECK(static_cast<int>(v.size()) == size_, "collective '", what, "': ", v.size(), " ranges for ",
+               size_, " ranks");
+    std::vector<int> out;
+    for (int64_t x : v) {
+      GTPO_CHECK(x >= 0 && x < (1LL << 31), "collective '", what,
+                 "': more than 2^31 elements in one exchange");
+      out.push_back(static_cast<int>(x));
+    }
+    return out;
   }
   // OUT[r] is the size this rank sends rank r; returns the sizes every rank sends this one.
   std::vector<long long> exchange_sizes(const std::vector<long long>& out, const char* what) {

@@ -1,5 +1,6 @@
 #include "runtime/dist/zero.h"
 
+#include <chrono>
 #include <cmath>
 
 #include "runtime/backend.h"
@@ -28,49 +29,93 @@ bool any_of(const std::vector<std::vector<uint8_t>>& has, std::size_t i) {
   return false;
 }
 
-// Appends elements [first, first + count) of T (any device) to OUT.
-void append_slice(std::vector<uint8_t>& out, const Tensor& t, int64_t first, int64_t count) {
-  const std::size_t at = out.size(), bytes = static_cast<std::size_t>(count) * sizeof(float);
-  out.resize(at + bytes);
-  if (bytes) t.backend().copy_to_host(out.data() + at, t.data() + first, bytes);
+// The exchanges' flat buffers live where the communicator reaches: the parameters' device (the host, or a
+// GPU through NCCL), else the host (a GPU's gradients and weights are then staged through it).
+Device buffer_device(const Communicator& comm, const optim::ParameterStore& params) {
+  const Device d = params.parameters().front().tensor.device();
+  return comm.reaches(d) ? d : Device::cpu;
+}
+
+// COUNT floats from element FIRST of T into BUF (on WHERE: T's device or the host), and back.
+void to_buffer(const Tensor& t, int64_t first, int64_t count, float* buf, Device where) {
+  const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(float);
+  if (where == t.device())
+    t.backend().copy(buf, t.data() + first, bytes);
+  else
+    t.backend().copy_to_host(buf, t.data() + first, bytes);
+}
+void from_buffer(const float* buf, Device where, const Tensor& t, int64_t first, int64_t count) {
+  const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(float);
+  if (where == t.device())
+    t.backend().copy(t.mutable_data() + first, buf, bytes);
+  else
+    t.backend().copy_from_host(t.mutable_data() + first, buf, bytes);
+}
+
+// Where parameter I's part lies in a buffer holding, rank after rank, the parts listed by WANTED(rank, i)
+// with sizes SIZE(rank, i): AT[r][i] (-1: not there), and each rank's range.
+struct Packing {
+  std::vector<std::vector<int64_t>> at;
+  Ranges ranges;
+  int64_t total = 0;
+};
+template <class Size>
+Packing pack(int ranks, std::size_t params, const Size& size) {
+  Packing p;
+  p.at.assign(static_cast<std::size_t>(ranks), std::vector<int64_t>(params, -1));
+  for (int r = 0; r < ranks; ++r) {
+    p.ranges.at.push_back(p.total);
+    for (std::size_t i = 0; i < params; ++i) {
+      const int64_t n = size(r, i);
+      if (n <= 0) continue;
+      p.at[static_cast<std::size_t>(r)][i] = p.total;
+      p.total += n;
+    }
+    p.ranges.count.push_back(p.total - p.ranges.at.back());
+  }
+  return p;
 }
 
 // 1. Every rank's gradient for rank k's range goes to rank k; this rank sums what it receives for its own
-// range in rank order (the first contributor's values are taken as they are: no "0 +") and writes the
-// sum into its range of each gradient (made where this rank had none but another rank had one).
+// range in rank order (the first contributor's values are taken as they are: no "0 +") into its range of
+// each gradient (made where this rank had none but another rank had one).
 void reduce_scatter(Communicator& comm, const optim::ParameterStore& params,
                     const std::vector<std::vector<uint8_t>>& has) {
   const int N = comm.size(), me = comm.rank();
-  std::vector<std::vector<uint8_t>> to_each(static_cast<std::size_t>(N));
-  for (int k = 0; k < N; ++k) {
-    const std::vector<OwnedSlice> theirs = optim::owned_slices(params, {k, N});
+  const Device where = buffer_device(comm, params);
+  std::vector<std::vector<OwnedSlice>> slices;
+  for (int k = 0; k < N; ++k) slices.push_back(optim::owned_slices(params, {k, N}));
+  const std::vector<OwnedSlice>& mine = slices[static_cast<std::size_t>(me)];
+  const Packing out = pack(N, params.size(), [&](int k, std::size_t i) {
+    return has[static_cast<std::size_t>(me)][i] ? slices[static_cast<std::size_t>(k)][i].count : 0;
+  });
+  const Packing in = pack(N, params.size(), [&](int k, std::size_t i) {
+    return has[static_cast<std::size_t>(k)][i] ? mine[i].count : 0;
+  });
+  Tensor send = Tensor::empty(Shape{std::max<int64_t>(out.total, 1)}, where);
+  Tensor recv = Tensor::empty(Shape{std::max<int64_t>(in.total, 1)}, where);
+  for (int k = 0; k < N; ++k)
     for (std::size_t i = 0; i < params.size(); ++i)
-      if (has[static_cast<std::size_t>(me)][i] && theirs[i].count > 0)
-        append_slice(to_each[static_cast<std::size_t>(k)], params.parameters()[i].tensor.grad(),
-                     theirs[i].first, theirs[i].count);
-  }
-  const std::vector<std::vector<uint8_t>> got = comm.alltoall(to_each, "gradients (reduce-scatter)");
-  std::vector<std::size_t> read(got.size(), 0);
-  const std::vector<OwnedSlice> mine = optim::owned_slices(params, {me, N});
-  std::vector<float> sum;
+      if (const int64_t at = out.at[static_cast<std::size_t>(k)][i]; at >= 0)
+        to_buffer(params.parameters()[i].tensor.grad(), slices[static_cast<std::size_t>(k)][i].first,
+                  slices[static_cast<std::size_t>(k)][i].count, send.mutable_data() + at, where);
+  comm.exchange(send.data(), out.ranges, recv.mutable_data(), in.ranges, where, "gradients (reduce-scatter)");
+  Backend& backend = recv.backend();
   for (std::size_t i = 0; i < params.size(); ++i) {
-    const OwnedSlice& o = mine[i];
-    if (o.count == 0 || !any_of(has, i)) continue;
-    sum.assign(static_cast<std::size_t>(o.count), 0.0f);
-    bool first = true;
-    for (std::size_t k = 0; k < got.size(); ++k) {
-      if (!has[k][i]) continue;
-      const std::size_t bytes = sum.size() * sizeof(float);
-      GTPO_CHECK(read[k] + bytes <= got[k].size(), "distributed: rank ", k, " sent a short gradient");
-      const float* part = reinterpret_cast<const float*>(got[k].data() + read[k]);
-      read[k] += bytes;
-      for (std::size_t e = 0; e < sum.size(); ++e) sum[e] = first ? part[e] : sum[e] + part[e];
-      first = false;
+    if (mine[i].count == 0 || !any_of(has, i)) continue;
+    float* sum = nullptr;
+    for (int k = 0; k < N; ++k) {
+      const int64_t at = in.at[static_cast<std::size_t>(k)][i];
+      if (at < 0) continue;
+      float* part = recv.mutable_data() + at;
+      if (sum)
+        backend.binary(BinaryOp::add, sum, part, sum, {1, mine[i].count});
+      else
+        sum = part;  // the first contributor: the sum is built in its place in the buffer
     }
     const Tensor& param = params.parameters()[i].tensor;
     if (!param.grad().defined()) param.set_grad(Tensor::zeros(param.shape(), param.device()));
-    param.backend().copy_from_host(param.grad().mutable_data() + o.first, sum.data(),
-                                   sum.size() * sizeof(float));
+    from_buffer(sum, where, param.grad(), mine[i].first, mine[i].count);
   }
 }
 
@@ -103,27 +148,33 @@ float clip_owned(Communicator& comm, const optim::ParameterStore& params, const 
 void allgather_weights(Communicator& comm, const optim::ParameterStore& params,
                        const std::vector<std::vector<uint8_t>>& has) {
   const int N = comm.size(), me = comm.rank();
-  std::vector<uint8_t> mine_bytes;
-  const std::vector<OwnedSlice> mine = optim::owned_slices(params, {me, N});
-  for (std::size_t i = 0; i < params.size(); ++i)
-    if (any_of(has, i) && mine[i].count > 0)
-      append_slice(mine_bytes, params.parameters()[i].tensor, mine[i].first, mine[i].count);
-  const std::vector<std::vector<uint8_t>> got = comm.allgather(mine_bytes, "weights (all-gather)");
+  const Device where = buffer_device(comm, params);
+  std::vector<std::vector<OwnedSlice>> slices;
+  for (int k = 0; k < N; ++k) slices.push_back(optim::owned_slices(params, {k, N}));
+  const Packing in = pack(N, params.size(), [&](int k, std::size_t i) {
+    return any_of(has, i) && k != me ? slices[static_cast<std::size_t>(k)][i].count : 0;
+  });
+  const Packing mine = pack(1, params.size(), [&](int, std::size_t i) {
+    return any_of(has, i) ? slices[static_cast<std::size_t>(me)][i].count : 0;
+  });
+  Ranges out;  // this rank's range to every other rank
   for (int k = 0; k < N; ++k) {
-    if (k == me) continue;
-    const std::vector<OwnedSlice> theirs = optim::owned_slices(params, {k, N});
-    std::size_t read = 0;
-    for (std::size_t i = 0; i < params.size(); ++i) {
-      if (!any_of(has, i) || theirs[i].count == 0) continue;
-      const std::size_t bytes = static_cast<std::size_t>(theirs[i].count) * sizeof(float);
-      GTPO_CHECK(read + bytes <= got[static_cast<std::size_t>(k)].size(), "distributed: rank ", k,
-                 " sent short weights");
-      const Tensor& param = params.parameters()[i].tensor;
-      param.backend().copy_from_host(param.mutable_data() + theirs[i].first,
-                                     got[static_cast<std::size_t>(k)].data() + read, bytes);
-      read += bytes;
-    }
+    out.at.push_back(0);
+    out.count.push_back(k == me ? 0 : mine.total);
   }
+  Tensor send = Tensor::empty(Shape{std::max<int64_t>(mine.total, 1)}, where);
+  Tensor recv = Tensor::empty(Shape{std::max<int64_t>(in.total, 1)}, where);
+  for (std::size_t i = 0; i < params.size(); ++i)
+    if (const int64_t at = mine.at[0][i]; at >= 0)
+      to_buffer(params.parameters()[i].tensor, slices[static_cast<std::size_t>(me)][i].first,
+                slices[static_cast<std::size_t>(me)][i].count, send.mutable_data() + at, where);
+  comm.exchange(send.data(), out, recv.mutable_data(), in.ranges, where, "weights (all-gather)");
+  for (int k = 0; k < N; ++k)
+    for (std::size_t i = 0; i < params.size(); ++i)
+      if (const int64_t at = in.at[static_cast<std::size_t>(k)][i]; at >= 0)
+        from_buffer(recv.data() + at, where, params.parameters()[i].tensor,
+                    slices[static_cast<std::size_t>(k)][i].first,
+                    slices[static_cast<std::size_t>(k)][i].count);
 }
 
 }  // namespace
@@ -140,14 +191,19 @@ OptimizerStepResult optimizer_step(Communicator& comm, optim::AdamW& optimizer, 
   }
   GTPO_CHECK(optimizer.shard().rank == comm.rank() && optimizer.shard().ranks == comm.size(),
              "distributed: the optimiser's shard is not this rank's");
+  using Clock = std::chrono::steady_clock;
   const Traffic before = comm.traffic();
+  const auto t0 = Clock::now();
   const std::vector<std::vector<uint8_t>> has = gradient_presence(comm, params);
   reduce_scatter(comm, params, has);
   r.grad_norm = clip_owned(comm, params, optimizer.owned_slices(), grad_clip);
   if (!std::isfinite(r.grad_norm)) return r;  // every rank sees it; the caller stops
+  const auto t1 = Clock::now();
   optimizer.step(lr);
+  const auto t2 = Clock::now();
   allgather_weights(comm, params, has);
   r.traffic = {comm.traffic().sent - before.sent, comm.traffic().received - before.received};
+  r.seconds_exchange = std::chrono::duration<double>(t1 - t0 + (Clock::now() - t2)).count();
   return r;
 }
 

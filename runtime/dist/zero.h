@@ -23,6 +23,7 @@ optim::AdamWShard optimizer_shard(const Communicator& comm);
 struct OptimizerStepResult {
   float grad_norm = 0.0f;  // of the summed gradient, before clipping (non-finite: the caller stops)
   Traffic traffic;         // what this rank sent and received for this step
+  double seconds_exchange = 0.0;  // in the exchanges, waiting for slower ranks included
 };
 
 // One optimiser step on the gradients the ranks hold (a parameter without a gradient on a rank contributes
