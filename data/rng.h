@@ -5,15 +5,9 @@
 #include <cstdint>
 #include <string_view>
 
-namespace gtpo::data {
+#include "runtime/random.h"
 
-// One splitmix64 finalisation step: a strong 64-bit mixer (bijective).
-inline uint64_t mix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
+namespace gtpo::data {
 
 // Combines values into one hash; order matters.
 inline uint64_t hash_combine(uint64_t h, uint64_t v) { return mix64(h ^ mix64(v)); }
@@ -33,13 +27,7 @@ class Rng {
  public:
   explicit Rng(uint64_t seed) : state_(seed) {}
 
-  uint64_t next() {
-    state_ += 0x9E3779B97F4A7C15ULL;
-    uint64_t x = state_;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-  }
+  uint64_t next() { return splitmix64_next(state_); }
 
   // Uniform in [0, n) for n > 0, without modulo bias (rejects the incomplete top bucket).
   uint64_t below(uint64_t n) {

@@ -7,11 +7,20 @@
 
 namespace gtpo {
 
+// SplitMix64's finalisation step: a strong, bijective 64-bit mixer. The one copy in the project (data/ and
+// the paper's math in rl/math/ include this header too; it needs nothing but the standard library).
 inline uint64_t mix64(uint64_t z) {
   z += 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
+}
+
+// The next output of the SplitMix64 stream whose state is STATE (advanced by one).
+inline uint64_t splitmix64_next(uint64_t& state) {
+  const uint64_t out = mix64(state);
+  state += 0x9E3779B97F4A7C15ull;
+  return out;
 }
 
 // Combines counters into one 64-bit value; the order of counters matters.

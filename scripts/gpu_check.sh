@@ -16,7 +16,8 @@
 #   cuda-tests ctest -L cuda with GTPO_REQUIRE_CUDA=1: a test that finds no GPU fails instead of skipping
 #   parity     the op-level CPU-vs-accelerator tests and the model tests (PyTorch reference, sampler)
 #   train      a 20-step GTPO run on the GPU (configs/gpu-check.yaml)
-#   train-2ranks  10 steps under mpirun -np 2, one GPU per rank (SKIP where there is one GPU)
+#   train-2ranks  10 steps under mpirun -np 2, one GPU per rank, twice: the final weights bitwise equal (SKIP
+#                 where there is one GPU: NCCL needs one GPU per rank)
 #   bench-*    gtpo bench train (GPT-2 124M, T 1024: tokens/s and MFU) and rollout (256 sequences) on the
 #              GPU in fp32, tf32 and bf16
 #   resume     10 steps, then --resume to 20: metrics and final weights equal to the 20-step run's, bit for bit
@@ -284,6 +285,17 @@ else
   if [ "${statuses[-1]}" = "PASS" ]; then
     steps="$(wc -l <"$dp_dir/metrics.jsonl" 2>/dev/null || echo 0)"
     [ "$steps" -eq 10 ] && set_note "10 steps on 2 GPUs" || fail_last "metrics.jsonl has $steps steps, expected 10"
+  fi
+  # The same 2-rank run again: the ZeRO-1 step's exchanges (NCCL) and rank-order sums must repeat bit for bit.
+  run_step train-2ranks-repeat 120 "" env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    mpirun -np 2 --bind-to none bash -c 'CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$0" "$@"' \
+    "$gtpo" train "$root/configs/gpu-check.yaml" "train.out_dir=$dp_dir-repeat" train.steps=10 eval.every=0
+  if [ "${statuses[-1]}" = "PASS" ]; then
+    if cmp -s "$dp_dir/checkpoints/step-000010/model.safetensors" "$dp_dir-repeat/checkpoints/step-000010/model.safetensors"; then
+      set_note "weights bitwise equal to the first 2-rank run; $(tail -1 "$dp_dir/metrics.jsonl" | python3 -c 'import json,sys; m=json.load(sys.stdin); print("%.1f MB sent per optimiser step" % (m.get("dist_bytes_sent", 0) / 1e6))' 2>/dev/null)"
+    else
+      fail_last "the final weights differ from the first 2-rank run's"
+    fi
   fi
 fi
 

@@ -20,8 +20,8 @@ FOLDER_CAPS = {
     "data": 9000,
     "model": 2300,
     "rl": 8300,
-    "runtime": 11900,
-    "tests": 17400,
+    "runtime": 12300,
+    "tests": 17600,
     "scripts": 4150,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).

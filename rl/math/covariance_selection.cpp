@@ -2,20 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "runtime/error.h"
+#include "runtime/random.h"
 
 namespace gtpo::rl {
 namespace {
-
-// SplitMix64: a counter-based generator, the same numbers on every machine and thread count.
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 std::size_t loss_tokens(const std::vector<uint8_t>& in_loss) {
   return static_cast<std::size_t>(std::count(in_loss.begin(), in_loss.end(), uint8_t{1}));
@@ -54,7 +46,7 @@ std::vector<uint8_t> clip_cov_selection(const std::vector<double>& cov, const st
   const std::size_t k = std::min(how_many(ratio, loss_tokens(in_loss)), candidates.size());
   uint64_t state = seed;
   for (std::size_t j = 0; j < k; ++j) {  // the first k of a Fisher-Yates shuffle
-    const std::size_t pick = j + static_cast<std::size_t>(splitmix64(state) % (candidates.size() - j));
+    const std::size_t pick = j + static_cast<std::size_t>(splitmix64_next(state) % (candidates.size() - j));
     std::swap(candidates[j], candidates[pick]);
   }
   std::vector<uint8_t> selected(cov.size(), 0);

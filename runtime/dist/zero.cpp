@@ -52,8 +52,8 @@ void from_buffer(const float* buf, Device where, const Tensor& t, int64_t first,
     t.backend().copy_from_host(t.mutable_data() + first, buf, bytes);
 }
 
-// Where parameter I's part lies in a buffer holding, rank after rank, the parts listed by WANTED(rank, i)
-// with sizes SIZE(rank, i): AT[r][i] (-1: not there), and each rank's range.
+// A flat buffer holding, rank after rank and parameter after parameter, the parts of nonzero SIZE(rank, i):
+// where each lies (AT[r][i], -1 when absent) and each rank's range of the buffer.
 struct Packing {
   std::vector<std::vector<int64_t>> at;
   Ranges ranges;
