@@ -119,7 +119,9 @@ void print_run_start(const rl::RunConfig& config, const RunObjects& run, int ran
                config.rl.algo.c_str(), run.source->name().c_str(),
                model::architecture_name(run.model->config().architecture),
                static_cast<long long>(run.model->parameters().numel()), device_name(run.model->device()),
-               ranks > 1 ? (", " + std::to_string(ranks) + " data-parallel ranks").c_str() : "",
+               ranks > 1
+                   ? (", " + std::to_string(ranks) + " data-parallel ranks (optimiser state sharded)").c_str()
+                   : "",
                config.train.out_dir.c_str());
 }
 
@@ -136,16 +138,22 @@ int run_train(int argc, char** argv) {
   const auto started = std::chrono::steady_clock::now();
   Args args(argc, argv, kFlags);
   if (args.help()) {
-    std::fputs(usage_text("gtpo train CONFIG.yaml [section.key=value | ~section.key ...]\n       gtpo train --resume RUN_DIR [section.key=value ...]",
-                          "Trains with the algorithm of rl.algo: an optional supervised warm start (sft.steps), then\n"
-                          "RL steps of grouped rollouts, verification, shaped rewards and advantages, and clipped\n"
-                          "policy updates. Writes config.yaml, metrics.jsonl, eval.jsonl, samples.jsonl and\n"
-                          "checkpoints/ under train.out_dir, which must be empty or new (a run directory belongs to\n"
-                          "one run: --resume continues it, --overwrite starts over). SIGINT (^C) or SIGTERM stops\n"
-                          "after the current SFT or RL step with a checkpoint (exit status 130 or 143).\n"
-                          "mpirun -np N gtpo train ... runs N data-parallel ranks (docs/distributed.md).\n"
-                          "Every key and its default: docs/configuration.md.",
-                          kFlags).c_str(), stdout);
+    std::fputs(
+        usage_text(
+            "gtpo train CONFIG.yaml [section.key=value | ~section.key ...]\n       gtpo train --resume "
+            "RUN_DIR [section.key=value ...]",
+            "Trains with the algorithm of rl.algo: an optional supervised warm start (sft.steps), then\n"
+            "RL steps of grouped rollouts, verification, shaped rewards and advantages, and clipped\n"
+            "policy updates. Writes config.yaml, metrics.jsonl, eval.jsonl, samples.jsonl and\n"
+            "checkpoints/ under train.out_dir, which must be empty or new (a run directory belongs to\n"
+            "one run: --resume continues it, --overwrite starts over). SIGINT (^C) or SIGTERM stops\n"
+            "after the current SFT or RL step with a checkpoint (exit status 130 or 143).\n"
+            "mpirun -np N gtpo train ... runs N data-parallel ranks, each keeping 1/N of the optimiser\n"
+            "state; a checkpoint resumes with any N (docs/distributed.md).\n"
+            "Every key and its default: docs/configuration.md.",
+            kFlags)
+            .c_str(),
+        stdout);
     return 0;
   }
   const bool resume = args.has("--resume");

@@ -170,6 +170,45 @@ TEST_CASE("AdamW: option, lr and state errors", "[optim][errors]") {
                     Contains("unknown parameter 'v'"));
 }
 
+TEST_CASE("AdamW: a shard owns its range of the flat parameters and steps only that", "[optim]") {
+  ParameterStore store;
+  store.add("a", random_tensor(Shape{3, 2}, 1));  // elements 0-5 of the flat vector
+  store.add("b", random_tensor(Shape{5}, 2));     // 6-10; shard 1 of 2 owns 5-10
+  CHECK_THROWS_WITH(AdamW(store, {}, {2, 2}), Contains("shard 2 of 2 does not exist"));
+  ParameterStore whole_store;
+  whole_store.add("a", store.get("a").clone());
+  whole_store.add("b", store.get("b").clone());
+  AdamW shard(store, {}, {1, 2}), whole(whole_store);
+  const std::vector<OwnedSlice> owned = shard.owned_slices();
+  CHECK(owned[0].flat_offset == 0);
+  CHECK(owned[0].first == 5);
+  CHECK(owned[0].count == 1);
+  CHECK(owned[1].flat_offset == 6);
+  CHECK(owned[1].first == 0);
+  CHECK(owned[1].count == 5);
+  for (ParameterStore* s : {&store, &whole_store})
+    for (const Parameter& p : *s) p.tensor.set_grad(random_tensor(p.tensor.shape(), 7));
+  shard.step(0.1f);
+  whole.step(0.1f);
+  // The owned elements move exactly as the whole optimiser moves them; the others stay.
+  const std::vector<float> a = store.get("a").to_vector(), a_whole = whole_store.get("a").to_vector();
+  const std::vector<float> a_before = random_tensor(Shape{3, 2}, 1).to_vector();
+  CHECK(std::vector<float>(a.begin(), a.begin() + 5) ==
+        std::vector<float>(a_before.begin(), a_before.begin() + 5));
+  CHECK(a[5] == a_whole[5]);
+  CHECK(store.get("b").to_vector() == whole_store.get("b").to_vector());
+  CHECK(shard.state("a").offset == 5);
+  CHECK(shard.state("a").exp_avg.to_vector() == std::vector<float>{whole.state("a").exp_avg.to_vector()[5]});
+  CHECK(shard.state_bytes() == 6 * 2 * 4);
+  CHECK_THROWS_WITH(shard.full_state(), Contains("is a part"));
+  // set_state takes whole moments and keeps the owned part; a shard that owns none keeps nothing.
+  AdamW first(store, {}, {0, 4});  // elements 0-1 of 11: part of "a", none of "b"
+  first.set_state("b", 3, Tensor::zeros(Shape{5}), Tensor::zeros(Shape{5}));
+  CHECK_FALSE(first.has_state("b"));
+  first.set_state("a", 3, Tensor::from_vector({1, 2, 3, 4, 5, 6}, {3, 2}), Tensor::zeros(Shape{3, 2}));
+  CHECK(first.state("a").exp_avg.to_vector() == std::vector<float>{1, 2});
+}
+
 // ---- gradient clipping ---------------------------------------------------------------------------
 
 TEST_CASE("clip_grad_norm: global norm, scaling, disabled and non-finite cases", "[optim]") {
