@@ -1,5 +1,6 @@
 #include "runtime/dist/zero.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -76,15 +77,34 @@ Packing pack(int ranks, std::size_t params, const Size& size) {
   return p;
 }
 
+// The exchanges run in rounds, so that their buffers stay small whatever the model: round J covers elements
+// [J·S, (J+1)·S) of every rank's range (S = BUCKET / N), and SLICES[k] are rank k's owned slices cut to it.
+std::vector<std::vector<OwnedSlice>> round_slices(const optim::ParameterStore& params, int ranks,
+                                                  int64_t round, int64_t per_rank) {
+  std::vector<std::vector<OwnedSlice>> out;
+  for (int k = 0; k < ranks; ++k) {
+    const Share range = share_of(params.numel(), k, ranks);
+    const int64_t lo = range.first + round * per_rank, hi = std::min(range.last, lo + per_rank);
+    std::vector<OwnedSlice> cut = optim::owned_slices(params, {k, ranks});
+    for (OwnedSlice& s : cut) {
+      const int64_t a = std::max(lo, s.flat_offset + s.first),
+                    b = std::min(hi, s.flat_offset + s.first + s.count);
+      s.first = b > a ? a - s.flat_offset : 0;
+      s.count = b > a ? b - a : 0;
+    }
+    out.push_back(std::move(cut));
+  }
+  return out;
+}
+
 // 1. Every rank's gradient for rank k's range goes to rank k; this rank sums what it receives for its own
 // range in rank order (the first contributor's values are taken as they are: no "0 +") into its range of
 // each gradient (made where this rank had none but another rank had one).
 void reduce_scatter(Communicator& comm, const optim::ParameterStore& params,
-                    const std::vector<std::vector<uint8_t>>& has) {
+                    const std::vector<std::vector<uint8_t>>& has,
+                    const std::vector<std::vector<OwnedSlice>>& slices) {
   const int N = comm.size(), me = comm.rank();
   const Device where = buffer_device(comm, params);
-  std::vector<std::vector<OwnedSlice>> slices;
-  for (int k = 0; k < N; ++k) slices.push_back(optim::owned_slices(params, {k, N}));
   const std::vector<OwnedSlice>& mine = slices[static_cast<std::size_t>(me)];
   const Packing out = pack(N, params.size(), [&](int k, std::size_t i) {
     return has[static_cast<std::size_t>(me)][i] ? slices[static_cast<std::size_t>(k)][i].count : 0;
@@ -146,11 +166,10 @@ float clip_owned(Communicator& comm, const optim::ParameterStore& params, const 
 
 // 4. Every rank's updated range of every parameter some rank had a gradient for, written into the others.
 void allgather_weights(Communicator& comm, const optim::ParameterStore& params,
-                       const std::vector<std::vector<uint8_t>>& has) {
+                       const std::vector<std::vector<uint8_t>>& has,
+                       const std::vector<std::vector<OwnedSlice>>& slices) {
   const int N = comm.size(), me = comm.rank();
   const Device where = buffer_device(comm, params);
-  std::vector<std::vector<OwnedSlice>> slices;
-  for (int k = 0; k < N; ++k) slices.push_back(optim::owned_slices(params, {k, N}));
   const Packing in = pack(N, params.size(), [&](int k, std::size_t i) {
     return any_of(has, i) && k != me ? slices[static_cast<std::size_t>(k)][i].count : 0;
   });
@@ -181,7 +200,8 @@ void allgather_weights(Communicator& comm, const optim::ParameterStore& params,
 
 optim::AdamWShard optimizer_shard(const Communicator& comm) { return {comm.rank(), comm.size()}; }
 
-OptimizerStepResult optimizer_step(Communicator& comm, optim::AdamW& optimizer, float grad_clip, float lr) {
+OptimizerStepResult optimizer_step(Communicator& comm, optim::AdamW& optimizer, float grad_clip, float lr,
+                                   int64_t bucket) {
   OptimizerStepResult r;
   const optim::ParameterStore& params = optimizer.parameters();
   if (comm.size() == 1) {
@@ -195,13 +215,18 @@ OptimizerStepResult optimizer_step(Communicator& comm, optim::AdamW& optimizer, 
   const Traffic before = comm.traffic();
   const auto t0 = Clock::now();
   const std::vector<std::vector<uint8_t>> has = gradient_presence(comm, params);
-  reduce_scatter(comm, params, has);
+  const int64_t per_rank = std::max<int64_t>(1, bucket / comm.size());
+  const int64_t longest = (params.numel() + comm.size() - 1) / comm.size();  // no rank's range is longer
+  const int64_t rounds = (longest + per_rank - 1) / per_rank;                // the same on every rank
+  for (int64_t j = 0; j < rounds; ++j)
+    reduce_scatter(comm, params, has, round_slices(params, comm.size(), j, per_rank));
   r.grad_norm = clip_owned(comm, params, optimizer.owned_slices(), grad_clip);
   if (!std::isfinite(r.grad_norm)) return r;  // every rank sees it; the caller stops
   const auto t1 = Clock::now();
   optimizer.step(lr);
   const auto t2 = Clock::now();
-  allgather_weights(comm, params, has);
+  for (int64_t j = 0; j < rounds; ++j)
+    allgather_weights(comm, params, has, round_slices(params, comm.size(), j, per_rank));
   r.traffic = {comm.traffic().sent - before.sent, comm.traffic().received - before.received};
   r.seconds_exchange = std::chrono::duration<double>(t1 - t0 + (Clock::now() - t2)).count();
   return r;

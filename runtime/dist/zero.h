@@ -29,8 +29,11 @@ struct OptimizerStepResult {
 // One optimiser step on the gradients the ranks hold (a parameter without a gradient on a rank contributes
 // nothing there; one without a gradient on every rank is left alone, as in one process). OPTIMIZER's shard
 // must be optimizer_shard(COMM). A non-finite norm takes no step (the caller reports it and stops). Leaves
-// the gradients partly reduced: zero them before the next backward.
-OptimizerStepResult optimizer_step(Communicator& comm, optim::AdamW& optimizer, float grad_clip, float lr);
+// the gradients partly reduced: zero them before the next backward. The exchanges go in rounds of at most
+// BUCKET elements per rank and phase (their send and receive buffers: 2 · 4 · BUCKET bytes, whatever P).
+inline constexpr int64_t kExchangeBucket = int64_t{4} << 20;  // 16 MB of fp32 each way
+OptimizerStepResult optimizer_step(Communicator& comm, optim::AdamW& optimizer, float grad_clip, float lr,
+                                   int64_t bucket = kExchangeBucket);
 
 // Every parameter's whole optimiser state on the writer (rank 0), assembled from the ranks' shards for a
 // checkpoint; an empty list on the other ranks. Collective.

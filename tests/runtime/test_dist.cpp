@@ -120,7 +120,7 @@ struct RankResult {
 std::vector<RankResult> sharded_steps(int ranks, int first_step, int steps, float clip,
                                       const std::vector<optim::AdamWFullState>* state = nullptr,
                                       const std::map<std::string, std::vector<float>>* weights = nullptr,
-                                      bool dense = false) {
+                                      bool dense = false, int64_t bucket = dist::kExchangeBucket) {
   std::vector<RankResult> results(static_cast<std::size_t>(ranks));
   test::ThreadRanks(ranks).run([&](dist::Communicator& comm) {
     optim::ParameterStore params = make_params();
@@ -137,7 +137,7 @@ std::vector<RankResult> sharded_steps(int ranks, int first_step, int steps, floa
       for (std::size_t i = 0; i < params.size(); ++i)
         if (std::optional<Tensor> g = rank_gradient(i, kShapes[i].second, comm.rank(), s, dense))
           params.parameters()[i].tensor.set_grad(*g);
-      const dist::OptimizerStepResult step = dist::optimizer_step(comm, adam, clip, 1e-2f);
+      const dist::OptimizerStepResult step = dist::optimizer_step(comm, adam, clip, 1e-2f, bucket);
       params.zero_grad();
       out.norms.push_back(step.grad_norm);
       out.traffic = step.traffic;
@@ -178,7 +178,11 @@ TEST_CASE("dist: ZeRO-1 on 2-4 ranks takes the steps of one process summing the 
     optim::AdamW adam(params);
     std::vector<float> norms;
     for (int s = 0; s < 3; ++s) norms.push_back(reference_step(params, adam, ranks, s, 0.0f));
+    // One round of exchanges, and rounds of 7 elements that cut through every parameter.
     const std::vector<RankResult> got = sharded_steps(ranks, 0, 3, 0.0f);
+    const std::vector<RankResult> in_rounds = sharded_steps(ranks, 0, 3, 0.0f, nullptr, nullptr, false, 7);
+    for (std::size_t r = 0; r < got.size(); ++r) CHECK(in_rounds[r].weights == got[r].weights);
+    check_same_state(in_rounds[0].state, got[0].state);
     for (const RankResult& r : got) {
       CHECK(r.weights == weights_of(params));  // every rank holds the same, whole weights
       for (std::size_t s = 0; s < norms.size(); ++s) CHECK(r.norms[s] == Approx(norms[s]).epsilon(1e-6));
@@ -231,7 +235,7 @@ TEST_CASE("dist: ZeRO-1 moves 2(N-1)/N times the gradient's bytes per rank and k
           "[runtime][dist][zero]") {
   for (int ranks : {2, 3, 4}) {
     CAPTURE(ranks);
-    const std::vector<RankResult> got = sharded_steps(ranks, 0, 1, 1.0f, nullptr, nullptr, true);
+    const std::vector<RankResult> got = sharded_steps(ranks, 0, 1, 1.0f, nullptr, nullptr, true, 7);
     double P = 0;
     for (const auto& [name, shape] : kShapes) P += static_cast<double>(shape.numel());
     const double ring = 2.0 * (ranks - 1) / ranks * 4.0 * P;
