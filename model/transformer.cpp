@@ -121,32 +121,20 @@ Tensor as_rows(const Tensor& x, const PackedLayout& p) {
 
 Tensor Transformer::attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask,
                               const CacheStep* step, size_t index, const PackedLayout* packed) const {
-  if (packed) {
-    // Attention over queries no row reads (a shared prompt's later copies, padding) is skipped where the
-    // backend can; elsewhere it is computed and left unread, which gives the same rows.
-    const bool skip = packed->query_range.defined() && q.backend().supports(Capability::attention_query_range);
-    return as_rows(ops::attention(as_sequences(q, *packed), as_sequences(k, *packed), as_sequences(v, *packed),
-                                  Tensor(), 0.0f, skip ? packed->query_range : Tensor()),
+  if (packed) {  // the queries no row reads (a shared prompt's later copies, padding) are left to the op
+    return as_rows(ops::attention(as_sequences(q, *packed), as_sequences(k, *packed),
+                                  as_sequences(v, *packed), Tensor(), 0.0f, packed->query_range),
                    *packed);
   }
   if (!step) return ops::attention(q, k, v, key_mask);
   // Append the new keys and values at cache->length (in each batch entry's cache row), then attend over
   // everything cached so far.
   KvCache* cache = &step->cache;
-  const int64_t B = k.size(0), Tn = k.size(1), row = k.size(2) * k.size(3);
+  const int64_t Tn = k.size(1);
   GTPO_CHECK(cache->length + Tn <= cache->capacity, "kv cache: ", cache->length, " cached + ", Tn,
              " new positions exceed its capacity of ", cache->capacity);
-  for (const auto& [dst, src] : {std::pair{&cache->keys[index], &k}, std::pair{&cache->values[index], &v}}) {
-    if (!step->rows.defined()) {
-      dst->backend().copy_2d(dst->mutable_data() + cache->length * row, cache->capacity * row, src->data(), Tn * row,
-                             B, Tn * row, sizeof(float));
-      continue;
-    }
-    float* base = dst->mutable_data();
-    for (int64_t b = 0; b < B; ++b)
-      dst->backend().copy_2d(base + (step->rows_host[static_cast<size_t>(b)] * cache->capacity + cache->length) * row,
-                             cache->capacity * row, src->data() + b * Tn * row, Tn * row, 1, Tn * row, sizeof(float));
-  }
+  ops::write_positions(cache->keys[index], k, cache->length, step->rows_host);
+  ops::write_positions(cache->values[index], v, cache->length, step->rows_host);
   const ops::SharedPrefix prefix =
       cache->prefix_length > 0 ? ops::SharedPrefix{cache->prefix_keys[index], cache->prefix_values[index],
                                                    cache->prefix_length, cache->prefix_group}

@@ -82,7 +82,7 @@ struct AttentionArgs {
   int64_t prefix_len = 0, prefix_group = 1, prefix_batch_stride = 0;
   // Optional [batch, 2]: only queries [query_range[2b], query_range[2b + 1]) of entry b attend; the others
   // see no key (zero output, lse -inf, zero gradient) and cost nothing. Only on backends whose
-  // supports(Capability::attention_query_range) is true; ops check both.
+  // supports(Capability::attention_query_range) is true; ops::attention leaves it null elsewhere.
   const int32_t* query_range = nullptr;
   // Optional [batch]: batch entry b reads entry kv_rows[b] of k and v (and prefix entry kv_rows[b] /
   // prefix_group) instead of entry b, so that the rows still decoding are a batch of their own over a cache
@@ -113,9 +113,10 @@ struct BackendOptions {
 
 // Features a backend may or may not have (Backend::supports).
 enum class Capability {
-  attention_prefix,  // attention_forward honours AttentionArgs::prefix_* (else callers copy the prefix)
-  fused_swiglu,      // swiglu_forward / swiglu_backward exist (else ops::swiglu composes silu and mul)
-  attention_query_range,  // attention_forward / _backward honour AttentionArgs::query_range
+  attention_prefix,       // attention_forward honours AttentionArgs::prefix_* (else callers copy the prefix)
+  fused_swiglu,           // swiglu_forward / swiglu_backward exist (else ops::swiglu composes silu and mul)
+  attention_query_range,  // attention_forward / _backward honour AttentionArgs::query_range (else every
+                          // query)
   attention_kv_rows,      // attention_forward honours AttentionArgs::kv_rows
 };
 

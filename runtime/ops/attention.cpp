@@ -95,8 +95,6 @@ void check_query_range(const Tensor& range, const Tensor& q) {
   detail::check_same_device("attention", q, range);
   GTPO_CHECK(range.rank() == 2 && range.size(0) == q.size(0) && range.size(1) == 2,
              "attention: query_range must be i32 [batch, 2] = [", q.size(0), ", 2], got ", range.describe());
-  GTPO_CHECK(q.backend().supports(Capability::attention_query_range), "attention: the ", q.backend().name(),
-             " backend has no query ranges");
   const std::vector<int32_t> r = range.to_int_vector();
   for (int64_t b = 0; b < q.size(0); ++b) {
     const int32_t begin = r[static_cast<size_t>(2 * b)], end = r[static_cast<size_t>(2 * b + 1)];
@@ -117,7 +115,9 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
   Tensor mask = check_mask("attention", key_mask, q, a.kv_len, a.kv_len);
   a.key_mask = mask.defined() ? mask.data_i32() : nullptr;
   if (query_range.defined()) check_query_range(query_range, q);
-  a.query_range = query_range.defined() ? query_range.data_i32() : nullptr;
+  // A backend without query ranges computes every query; the caller reads only those in the range.
+  const bool skip = query_range.defined() && q.backend().supports(Capability::attention_query_range);
+  a.query_range = skip ? query_range.data_i32() : nullptr;
   Tensor out = Tensor::empty(q.shape(), q.device());                            // [B, Tq, Hq, D]
   Tensor lse = Tensor::empty(Shape{a.batch, a.q_heads, a.q_len}, q.device());  // [B, Hq, Tq]
   q.backend().attention_forward(a, q.data(), k.data(), v.data(), out.data(), lse.data());
@@ -130,7 +130,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
     node->out = SavedTensor(out);
     node->lse = SavedTensor(lse);
     node->mask = SavedTensor(mask);
-    node->query_range = SavedTensor(query_range);
+    node->query_range = SavedTensor(skip ? query_range : Tensor());
     node->args = a;
     node->args.key_mask = nullptr;  // re-read from the saved tensors at backward time
     node->args.query_range = nullptr;

@@ -13,10 +13,11 @@ namespace gtpo::ops {
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask = Tensor(),
                  float scale = 0.0f);
 
-// attention() where only queries [query_range[b, 0], query_range[b, 1]) of batch entry b attend
-// (query_range i32 [B, 2], 0 <= begin <= end <= Tq); every other query sees no key: zero output and no
-// gradient, and costs nothing. A packed batch's copies of a shared prompt and its padding are such queries.
-// Only on backends whose supports(Capability::attention_query_range) is true.
+// attention() for a caller that reads only queries [query_range[b, 0], query_range[b, 1]) of batch entry b
+// (query_range i32 [B, 2], 0 <= begin <= end <= Tq; a packed batch's copies of a shared prompt and its
+// padding are the others). A backend whose supports(Capability::attention_query_range) is true skips the
+// other queries (zero output, no gradient, no cost); any other backend computes them as attention() does.
+// Either way the queries in the range get the same values.
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask, float scale,
                  const Tensor& query_range);
 

@@ -254,4 +254,31 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
   return y;
 }
 
+// dst [Bd, C, F...] <- src [Bs, T, F...] at [at, at + T): one strided copy, or one per entry with ROWS.
+void write_positions(const Tensor& dst, const Tensor& src, int64_t at, const std::vector<int32_t>& rows) {
+  GTPO_CHECK(dst.dtype() == DType::f32 && src.dtype() == DType::f32 && dst.device() == src.device() &&
+                 dst.rank() >= 2 && src.rank() == dst.rank(),
+             "write_positions: dst ", dst.describe(), " and src ", src.describe(), " do not match");
+  for (int64_t d = 2; d < dst.rank(); ++d)
+    GTPO_CHECK(dst.size(d) == src.size(d), "write_positions: dst ", dst.describe(), " and src ",
+               src.describe(), " differ past axis 1");
+  const int64_t B = src.size(0), T = src.size(1), C = dst.size(1), row = dst.numel() / (dst.size(0) * C);
+  GTPO_CHECK(at >= 0 && at + T <= C, "write_positions: positions [", at, ", ", at + T, ") exceed the ", C,
+             " of dst");
+  GTPO_CHECK(!dst.requires_grad(), "write_positions: dst requires a gradient; this write is not recorded");
+  GTPO_CHECK(rows.empty() ? B <= dst.size(0) : static_cast<int64_t>(rows.size()) == B, "write_positions: ", B,
+             " src entries for ", rows.empty() ? dst.size(0) : rows.size(), " rows");
+  float* base = dst.mutable_data() + at * row;
+  if (rows.empty()) {
+    dst.backend().copy_2d(base, C * row, src.data(), T * row, B, T * row, sizeof(float));
+    return;
+  }
+  for (int64_t b = 0; b < B; ++b) {
+    const int32_t r = rows[static_cast<std::size_t>(b)];
+    GTPO_CHECK(r >= 0 && r < dst.size(0), "write_positions: row ", r, " outside dst's ", dst.size(0));
+    dst.backend().copy_2d(base + r * C * row, C * row, src.data() + b * T * row, T * row, 1, T * row,
+                          sizeof(float));
+  }
+}
+
 }  // namespace gtpo::ops

@@ -30,4 +30,9 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis);
 // output per piece; each piece is a view when it is one contiguous block of x (as for slice).
 std::vector<Tensor> split(const Tensor& x, int64_t axis, const std::vector<int64_t>& sizes);
 
+// In place: src [Bs, T, ...] written into dst [Bd, C, ...] (the same trailing dims, f32, one device) at
+// positions [at, at + T) of axis 1, src's entry b into dst's entry rows[b] (rows empty: entry b). A KV
+// cache's append while decoding; not recorded, so dst must not require a gradient.
+void write_positions(const Tensor& dst, const Tensor& src, int64_t at, const std::vector<int32_t>& rows = {});
+
 }  // namespace gtpo::ops

@@ -232,3 +232,38 @@ TEST_CASE("layout: results are bitwise identical for any thread count", "[ops][l
   omp_set_num_threads(before);
   CHECK(one == two);
 }
+
+TEST_CASE("write_positions: a KV cache's append, by entry or into named rows, on every backend",
+          "[ops][layout]") {
+  std::vector<Device> devices = {Device::cpu};
+  for (Device d : testing::accelerator_devices()) devices.push_back(d);
+  for (Device device : devices) {
+    CAPTURE(device_name(device));
+    // dst [3 entries, 4 positions, 2 features]; src [2 entries, 2 positions, 2 features].
+    const std::vector<float> src_values = {1, 2, 3, 4, /**/ 5, 6, 7, 8};
+    Tensor src = Tensor::from_vector(src_values, {2, 2, 2}, device);
+    Tensor dst = Tensor::zeros({3, 4, 2}, device);
+    ops::write_positions(dst, src, 1);  // entries 0 and 1, positions 1-2
+    std::vector<float> want(24, 0.0f);
+    for (int b = 0; b < 2; ++b)
+      for (int t = 0; t < 2; ++t)
+        for (int f = 0; f < 2; ++f)
+          want[static_cast<size_t>(b * 8 + (1 + t) * 2 + f)] =
+              src_values[static_cast<size_t>(b * 4 + t * 2 + f)];
+    CHECK(dst.to_vector() == want);
+    Tensor named = Tensor::zeros({3, 4, 2}, device);
+    ops::write_positions(named, src, 2, {2, 0});  // src entry 0 -> row 2, entry 1 -> row 0, positions 2-3
+    std::vector<float> want_named(24, 0.0f);
+    for (int t = 0; t < 2; ++t)
+      for (int f = 0; f < 2; ++f) {
+        want_named[static_cast<size_t>(2 * 8 + (2 + t) * 2 + f)] = src_values[static_cast<size_t>(t * 2 + f)];
+        want_named[static_cast<size_t>(0 * 8 + (2 + t) * 2 + f)] =
+            src_values[static_cast<size_t>(4 + t * 2 + f)];
+      }
+    CHECK(named.to_vector() == want_named);
+    CHECK_THROWS_WITH(ops::write_positions(dst, src, 3), Contains("positions [3, 5) exceed the 4 of dst"));
+    CHECK_THROWS_WITH(ops::write_positions(dst, src, 0, {0, 3}), Contains("row 3 outside dst's 3"));
+    CHECK_THROWS_WITH(ops::write_positions(dst, Tensor::zeros({2, 2, 3}, device), 0),
+                      Contains("differ past axis 1"));
+  }
+}
