@@ -3,8 +3,9 @@
 // over host buffers (runtime/dist/mpi_communicator.cpp, built when CMake finds MPI) and NCCL for device
 // buffers (runtime/cuda/nccl_communicator.cpp, CUDA builds with NCCL).
 //
-// Every reduction here is done in a fixed rank order on every rank (gather, then sum rank 0, 1, ...), so
-// the result is bitwise the same on every rank and on every run with the same number of ranks.
+// The collectives move bytes and floats; they never add. The sums over ranks are made by their callers in
+// a fixed rank order (gather, then rank 0, 1, ...; runtime/dist/zero.cpp for the optimiser step), so a
+// result is bitwise the same on every rank and on every run with the same number of ranks.
 #pragma once
 #include <cstdint>
 #include <cstring>
