@@ -27,6 +27,7 @@ struct Options {
   std::string config;            // rlstep: run config; empty = configs/quickstart.yaml or a built-in one
   Device device = Device::cpu;   // where the model runs; cuda also reports MFU (train)
   MatmulPrecision precision = MatmulPrecision::fp32;  // tf32/bf16: cuda only
+  bool choose_on_device = false;  // rollout on cuda: model::SamplingOptions::choose_on_device
   std::string gpu_name;          // filled in by run_workload on cuda (picks the MFU peak)
 };
 

@@ -17,6 +17,11 @@ nlohmann::json rates(const std::vector<double>& seconds, double work) {
   for (double s : seconds) out.push_back(work / s);
   return out;
 }
+std::string hex64(uint64_t v) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
 }  // namespace
 
 nlohmann::json bench_train(const Options& o) {
@@ -99,15 +104,20 @@ nlohmann::json bench_rollout(const Options& o) {
   so.max_new_tokens = r.new_tokens;
   so.seed = o.seed;
   so.eos_id = -1;  // no end-of-sequence: every sample runs the full new_tokens
+  so.choose_on_device = o.choose_on_device;
   const double baseline = current_rss_mb();
 
   std::vector<model::SamplerStats> stats;
   int64_t generated = 0;
+  uint64_t digest = 0;  // of every run's tokens: the same seed gives the same tokens in every run
   auto generate = [&] {
     model::SamplerStats s;
     const std::vector<model::Sample> out = model::sample_groups(model, prompts, so, &s);
     stats.push_back(s);
     generated = s.generated_tokens;
+    digest = 0xCBF29CE484222325ull;
+    for (const model::Sample& sample : out)
+      for (int32_t t : sample.tokens) digest = (digest ^ static_cast<uint32_t>(t)) * 0x100000001B3ull;
   };
   const int64_t runs = o.runs > 0 ? o.runs : 5, warmup = o.warmup >= 0 ? o.warmup : 2;
   std::fprintf(stderr, "gtpo: rollout %s, %lld timed runs after %lld warm-up\n", o.shape.c_str(),
@@ -145,6 +155,10 @@ nlohmann::json bench_rollout(const Options& o) {
           {"decode_logprob_s", median(logprob)},
           {"gflops", rollout_flops(c, r) / total / 1e9},
           {"kv_cache_mb", static_cast<double>(stats.back().kv_cache_bytes) / (1024.0 * 1024.0)},
+          {"token_choice", o.device == Device::cpu ? "cpu" : (o.choose_on_device ? "device" : "host")},
+          // FNV-1a of the generated tokens in sample order, in hex: runs that must sample alike (host and
+          // device token choice) compare it.
+          {"tokens_digest", hex64(digest)},
           {"baseline_rss_mb", baseline}};
 }
 

@@ -14,7 +14,8 @@ namespace {
 const std::vector<FlagSpec> kFlags = {
     {"--workload", true, "train, rollout, sgemm or rlstep (required)"},
     {"--shape", true,
-     "small, gpt2-124m (train only) or gpt2-124m-1024 (default: small; on cuda gpt2-124m-1024); sgemm: small or "
+     "small, gpt2-124m (train only) or gpt2-124m-1024 (default: small; on cuda gpt2-124m-1024); sgemm: small "
+     "or "
      "quickstart"},
     {"--threads", true, "OpenMP threads; 0 = the default (OMP_NUM_THREADS or every core)"},
     {"--runs", true, "timed runs; the median is reported (default 5, sgemm 7)"},
@@ -22,8 +23,13 @@ const std::vector<FlagSpec> kFlags = {
     {"--quick", false, "3 timed runs after 1 warm-up (unless --runs / --warmup say otherwise)"},
     {"--seed", true, "seed of the random weights and token ids (default 0)"},
     {"--config", true, "rlstep: run config (default configs/quickstart.yaml when it exists, else built in)"},
-    {"--device", true, "cpu or cuda: where the model runs (default cpu); cuda synchronises around timed runs"},
+    {"--device", true,
+     "cpu or cuda: where the model runs (default cpu); cuda synchronises around timed runs"},
     {"--precision", true, "fp32 (default), tf32 or bf16 GEMMs (tf32/bf16: --device cuda only)"},
+    {"--token-choice", true,
+     "rollout on cuda: host (default: the logits go to the host, which chooses) or device (the choice "
+     "kernel; "
+     "the same tokens)"},
     {"--json", false, "print one JSON line (the fields of torch_bench.py, \"impl\": \"gtpo\")"}};
 
 const char* kDescription =
@@ -105,9 +111,12 @@ void print_human(const nlohmann::json& r) {
 int run_bench(int argc, char** argv) {
   Args args(argc, argv, kFlags);
   if (args.help()) {
-    std::fputs(usage_text("gtpo bench --workload W [--shape S] [--device cpu|cuda] [--precision P] [--threads N]\n"
-                          "                  [--runs R] [--warmup W] [--json]",
-                          kDescription, kFlags).c_str(), stdout);
+    std::fputs(
+        usage_text("gtpo bench --workload W [--shape S] [--device cpu|cuda] [--precision P] [--threads N]\n"
+                   "                  [--runs R] [--warmup W] [--token-choice host|device] [--json]",
+                   kDescription, kFlags)
+            .c_str(),
+        stdout);
     return 0;
   }
   GTPO_CHECK(args.positionals().empty() && args.overrides().empty(), "bench: unexpected argument '",
@@ -126,6 +135,16 @@ int run_bench(int argc, char** argv) {
   o.config = args.get("--config", "");
   o.device = device_from(args);
   if (args.has("--precision")) o.precision = parse_precision("--precision", args.get("--precision", ""));
+  if (args.has("--token-choice")) {
+    const std::string where = args.get("--token-choice", "");
+    GTPO_CHECK(where == "host" || where == "device", "bench: --token-choice must be host or device, got '",
+               where, "'");
+    GTPO_CHECK(
+        o.workload == "rollout" && o.device == Device::cuda,
+        "bench: --token-choice applies to --workload rollout on --device cuda only (the CPU chooses where "
+        "its logits are)");
+    o.choose_on_device = where == "device";
+  }
   const nlohmann::json rec = bench::run_workload(o);
   if (args.has("--json"))
     std::cout << rec.dump() << std::endl;

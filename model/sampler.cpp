@@ -10,7 +10,6 @@
 #include "runtime/backend.h"
 #include "runtime/error.h"
 #include "runtime/ops.h"
-#include "runtime/parallel.h"
 #include "runtime/random.h"
 
 namespace gtpo::model {
@@ -22,54 +21,6 @@ const char* finish_reason_name(FinishReason r) {
     case FinishReason::length: return "length";
   }
   return "?";
-}
-
-int32_t choose_token(const float* logits, int64_t vocab, float temperature, int64_t top_k, float top_p, double u,
-                     std::vector<std::pair<double, int32_t>>& scratch) {
-  if (temperature <= 0.0f) {
-    int32_t best = 0;
-    for (int64_t i = 1; i < vocab; ++i)
-      if (logits[i] > logits[best]) best = static_cast<int32_t>(i);
-    return best;
-  }
-  const double inv_t = 1.0 / temperature;
-  double max_z = -INFINITY;
-  for (int64_t i = 0; i < vocab; ++i) max_z = std::max(max_z, logits[i] * inv_t);
-  scratch.resize(static_cast<size_t>(vocab));
-  for (int64_t i = 0; i < vocab; ++i)
-    scratch[static_cast<size_t>(i)] = {std::exp(logits[i] * inv_t - max_z), static_cast<int32_t>(i)};
-  size_t kept = scratch.size();
-  const bool use_top_k = top_k > 0 && top_k < vocab;
-  const bool use_top_p = top_p < 1.0f;
-  if (use_top_k || use_top_p) {
-    // Most probable first; ties by lower id, so the order is fully determined.
-    auto by_prob = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
-    if (use_top_k) {
-      kept = static_cast<size_t>(top_k);
-      std::partial_sort(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(kept), scratch.end(), by_prob);
-    } else {
-      std::sort(scratch.begin(), scratch.end(), by_prob);
-    }
-    if (use_top_p) {
-      double total = 0.0;
-      for (size_t i = 0; i < kept; ++i) total += scratch[i].first;
-      double cumulative = 0.0;
-      size_t n = 0;
-      while (n < kept) {
-        cumulative += scratch[n++].first;
-        if (cumulative >= top_p * total) break;
-      }
-      kept = std::max<size_t>(n, 1);
-    }
-  }
-  double mass = 0.0;
-  for (size_t i = 0; i < kept; ++i) mass += scratch[i].first;
-  double target = u * mass, running = 0.0;
-  for (size_t i = 0; i < kept; ++i) {
-    running += scratch[i].first;
-    if (target < running) return scratch[i].second;
-  }
-  return scratch[kept - 1].second;  // u * mass rounded up to the total
 }
 
 namespace {
@@ -205,23 +156,32 @@ void start_rows(Decode& d, const std::vector<PromptInput>& prompts) {
   d.chosen.resize(static_cast<size_t>(d.R));
 }
 
-// Rows are independent, so they are chosen in parallel with the same result as one by one.
+// The fed rows' tokens from their logits (runtime/token_choice.h), each row's uniform keyed by its sample
+// and the step; finished rows (fed when they stay in the batch) get a pad. HOST_LOGITS: the logits' copy
+// on the host, null where the choice runs on the logits' device.
 void choose_tokens(Decode& d, const float* host_logits, int64_t step) {
   const SamplingOptions& o = d.o;
-  const int64_t choice_ids = o.sampleable_ids > 0 ? o.sampleable_ids : d.V;  // a prefix of each row of logits
-  parallel_for(d.R, grain_for(8 * d.V), [&](int64_t r0, int64_t r1) {
-    std::vector<std::pair<double, int32_t>> scratch;
-    for (int64_t r = r0; r < r1; ++r) {
-      const Sample& s = d.samples[static_cast<size_t>(r)];
-      const double u = counter_uniform(o.seed, s.prompt_id, static_cast<uint64_t>(s.sample_index),
-                                       static_cast<uint64_t>(step));
-      d.chosen[static_cast<size_t>(r)] =
-          d.done[static_cast<size_t>(r)]
-              ? o.pad_id
-              : choose_token(host_logits + d.logits_row[static_cast<size_t>(r)] * d.V, choice_ids,
-                             o.temperature, o.top_k, o.top_p, u, scratch);
-    }
-  });
+  const int64_t F = static_cast<int64_t>(d.fed.size());
+  std::vector<double> uniforms(static_cast<size_t>(F));
+  for (int64_t i = 0; i < F; ++i) {
+    const Sample& s = d.samples[static_cast<size_t>(d.fed[static_cast<size_t>(i)])];
+    uniforms[static_cast<size_t>(i)] = counter_uniform(
+        o.seed, s.prompt_id, static_cast<uint64_t>(s.sample_index), static_cast<uint64_t>(step));
+  }
+  TokenChoiceArgs args;
+  args.temperature = o.temperature;
+  args.top_k = o.top_k;
+  args.top_p = o.top_p;
+  args.choice_ids = o.sampleable_ids > 0 ? o.sampleable_ids : d.V;  // a prefix of each row of logits
+  std::vector<int32_t> ids(static_cast<size_t>(F));
+  if (host_logits)
+    backend_for(Device::cpu).choose_tokens(host_logits, uniforms.data(), ids.data(), F, d.V, args);
+  else
+    ids = ops::choose_tokens(d.logits, uniforms, args).to_int_vector();
+  for (int64_t i = 0; i < F; ++i) {
+    const size_t r = static_cast<size_t>(d.fed[static_cast<size_t>(i)]);
+    d.chosen[r] = d.done[r] ? o.pad_id : ids[static_cast<size_t>(i)];
+  }
 }
 
 // Log-probs and entropies of the fed rows' chosen tokens under the full temperature-scaled distribution, by
@@ -317,12 +277,14 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
     mark = now;
     return s;
   };
-  // The CPU reads its logits in place. A device copies them into one host buffer for every step, of its own
-  // kind (page-locked on a GPU): a fresh [R, V] vector per step was a new mapping of pages to fault in each
-  // time (tens of MB at a 50k vocabulary).
+  // The CPU reads its logits in place. A device chooses on the device (o.choose_on_device: only ids come
+  // back), or copies the logits into one host buffer for every step, of its own kind (page-locked on a GPU):
+  // a fresh [R, V] vector per step was a new mapping of pages to fault in each time (tens of MB at a 50k
+  // vocabulary).
   const bool logits_on_host = d.device == Device::cpu;
+  const bool choose_on_device = !logits_on_host && o.choose_on_device;
   const std::unique_ptr<float, std::function<void(float*)>> logits_buffer(
-      logits_on_host
+      logits_on_host || choose_on_device
           ? nullptr
           : static_cast<float*>(backend.allocate_host(static_cast<size_t>(d.R * d.V) * sizeof(float))),
       [&backend](float* p) { backend.free_host(p); });
@@ -332,7 +294,7 @@ std::vector<Sample> sample_groups(const Transformer& model, const std::vector<Pr
     mark = Clock::now();
     // Logits come to the host once per step (the only device read of the loop besides the log-probs).
     const size_t fed_bytes = d.fed.size() * static_cast<size_t>(d.V) * sizeof(float);
-    if (!logits_on_host) backend.copy_to_host(logits_buffer.get(), d.logits.data(), fed_bytes);
+    if (logits_buffer) backend.copy_to_host(logits_buffer.get(), d.logits.data(), fed_bytes);
     logits_s += since();
     choose_tokens(d, logits_on_host ? d.logits.data() : logits_buffer.get(), step);
     choose_s += since();

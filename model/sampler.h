@@ -1,7 +1,8 @@
 // Grouped rollouts with a KV cache: for each prompt, G samples that share one prefilled prompt.
 //
 // Randomness is counter-based, keyed by (seed, prompt id, sample index, position), so a sample never
-// changes when the batch around it changes. Each generated token comes with its log-prob under the
+// changes when the batch around it changes; the draw from a row of logits is runtime/token_choice.h's, the
+// same on every backend. Each generated token comes with its log-prob under the
 // temperature-scaled full distribution and that distribution's full-vocabulary entropy, computed by the
 // same fused kernel that training uses (ops::token_logprob_entropy): sampler and trainer agree by
 // construction.
@@ -34,6 +35,10 @@ struct SamplingOptions {
   // (Capability::attention_kv_rows): the same samples, bit for bit, without computing rows nobody reads.
   // false feeds them a pad every step instead (the reference the tests compare with).
   bool drop_finished_rows = true;
+  // On a GPU: the token choice runs there (ops::choose_tokens) and only the ids come back, instead of the
+  // logits being copied to the host and chosen there. The same ids either way (runtime/token_choice.h
+  // defines the draw for every backend); off until a GPU has measured it. No effect on the CPU.
+  bool choose_on_device = false;
   std::vector<std::string> stop_strings;
   // Turns generated tokens into text, for stop strings; required when stop_strings is not empty.
   std::function<std::string(const std::vector<int32_t>&)> decode;
@@ -64,8 +69,9 @@ struct SamplerStats {
   double decode_seconds = 0.0;
   int64_t kv_cache_bytes = 0;
   // Where decode_seconds went, summed over steps: the model's forward (its launches, host-side checks and, on
-  // a device, the wait for it), the logits' copy to the host, the token choice there, and the log-prob and
-  // entropy kernel with its copy back. The rest is bookkeeping.
+  // a device, the wait for it), the logits' copy to the host, the token choice there (with choose_on_device:
+  // no copy; the choice kernel and the ids' copy back), and the log-prob and entropy kernel with its copy
+  // back. The rest is bookkeeping.
   double decode_forward_seconds = 0.0;
   double decode_logits_seconds = 0.0;
   double decode_choose_seconds = 0.0;
@@ -80,10 +86,5 @@ SamplingOptions with_model_eos(SamplingOptions options, const Transformer& model
 // Samples G continuations of every prompt; results are ordered prompt-major (prompt 0's G samples first).
 std::vector<Sample> sample_groups(const Transformer& model, const std::vector<PromptInput>& prompts,
                                   const SamplingOptions& options, SamplerStats* stats = nullptr);
-
-// The token a row samples from temperature-scaled logits with top-k / top-p, given a uniform draw u in
-// [0, 1); exposed for tests. temperature 0 gives the argmax (lowest id on ties).
-int32_t choose_token(const float* logits, int64_t vocab, float temperature, int64_t top_k, float top_p, double u,
-                     std::vector<std::pair<double, int32_t>>& scratch);
 
 }  // namespace gtpo::model

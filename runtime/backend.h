@@ -91,6 +91,14 @@ struct AttentionArgs {
   const int32_t* kv_rows = nullptr;
 };
 
+// How the sampler draws a token from each row of logits (runtime/token_choice.h defines the draw).
+struct TokenChoiceArgs {
+  float temperature = 1.0f;  // 0: greedy (the largest logit, lowest id on ties)
+  int64_t top_k = 0;         // 0 or >= choice_ids: off
+  float top_p = 1.0f;        // 1: off
+  int64_t choice_ids = 0;    // only ids [0, choice_ids) are drawn (a prefix of each row of vocab logits)
+};
+
 // How GEMMs (and, on a GPU, attention) compute. fp32 is exact IEEE single precision everywhere; tf32 and
 // bf16 are GPU-only speed modes (inputs rounded, accumulation and stored results stay fp32).
 enum class MatmulPrecision : uint8_t { fp32, tf32, bf16 };
@@ -236,6 +244,13 @@ class Backend {
   virtual void logprob_entropy_backward(const float* logits, const int32_t* targets, const float* lse,
                                         const float* entropy, const float* glogprob, const float* gentropy,
                                         float* glogits, int64_t rows, int64_t vocab, float inv_temperature) = 0;
+
+  // ---- token choice --------------------------------------------------------------------------
+  // ids[r] = the token row r of logits [rows, vocab] gives with the uniform uniforms[r] in [0, 1) (the
+  // definition: runtime/token_choice.h). Every backend gives the same ids from the same logits. uniforms
+  // may be null when args.temperature is 0.
+  virtual void choose_tokens(const float* logits, const double* uniforms, int32_t* ids, int64_t rows,
+                             int64_t vocab, const TokenChoiceArgs& args) = 0;
 
   // ---- optimiser -----------------------------------------------------------------------------
   // Decoupled AdamW on n elements, in place: param -= lr * (m_hat / (sqrt(v_hat) + eps) + weight_decay * param).

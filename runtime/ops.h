@@ -11,5 +11,6 @@
 #include "runtime/ops/reduce.h"
 #include "runtime/ops/reshape.h"
 #include "runtime/ops/rope.h"
+#include "runtime/ops/sampling.h"
 #include "runtime/ops/softmax.h"
 #include "runtime/tensor.h"

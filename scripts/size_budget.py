@@ -20,8 +20,8 @@ FOLDER_CAPS = {
     "data": 9000,
     "model": 2300,
     "rl": 8300,
-    "runtime": 12300,
-    "tests": 17600,
+    "runtime": 12900,
+    "tests": 18100,
     "scripts": 4150,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).

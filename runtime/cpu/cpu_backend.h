@@ -82,6 +82,8 @@ class CpuBackend final : public Backend {
   void logprob_entropy_backward(const float* logits, const int32_t* targets, const float* lse, const float* entropy,
                                 const float* glogprob, const float* gentropy, float* glogits, int64_t rows,
                                 int64_t vocab, float inv_temperature) override;
+  void choose_tokens(const float* logits, const double* uniforms, int32_t* ids, int64_t rows, int64_t vocab,
+                     const TokenChoiceArgs& args) override;
 
   void adamw_step(float* param, const float* grad, float* m, float* v, int64_t n, float lr, float beta1, float beta2,
                   float eps, float weight_decay, float bias_correction1, float bias_correction2) override;

@@ -19,6 +19,7 @@
 #include <numeric>
 
 #include "runtime/backend.h"
+#include "runtime/ops/sampling.h"
 #include "tests/cuda/cuda_test.h"
 #include "tests/cuda/primitive_buffers.h"
 #include "tests/support/random.h"
@@ -618,6 +619,27 @@ TEST_CASE("primitives: cross-entropy and fused log-prob + entropy over large voc
         check_close(lab + " backward " + std::to_string(which), backward(Device::cpu), backward(dev),
                     Tol{1e-4, 1e-5});
       }
+    }
+  }
+}
+
+TEST_CASE("primitives: the token choice gives the CPU's ids exactly", "[cuda][primitives][sampling]") {
+  GTPO_CUDA_DEVICE_OR_SKIP(dev, "choose_tokens");
+  const TokenChoiceArgs settings[] = {{1.0f, 0, 1.0f, 0}, {0.0f, 0, 1.0f, 0},  {0.7f, 20, 1.0f, 0},
+                                      {1.0f, 0, 0.9f, 0}, {1.2f, 50, 0.7f, 0}, {1.0f, 1, 1.0f, 0}};
+  uint64_t seed = 20000;
+  for (const auto& [rows_in, vocab_in] : {std::pair<int64_t, int64_t>{7, 5}, {64, 1000}, {256, kVocab}}) {
+    const int64_t rows = rows_in, vocab = vocab_in;  // plain variables: clang 14 cannot capture bindings
+    const std::vector<float> x = values(rows * vocab, ++seed, -6.0f, 6.0f);
+    const std::vector<float> u_float = values(rows, ++seed, 0.0f, 0.999f);
+    const std::vector<double> u(u_float.begin(), u_float.end());
+    for (TokenChoiceArgs a : settings) {
+      a.choice_ids = vocab > 100 ? vocab - 7 : vocab;
+      auto choose = [&](Device d) {
+        return ops::choose_tokens(up(x, d).view({rows, vocab}), u, a).to_int_vector();
+      };
+      INFO(dims(rows, vocab) << " T " << a.temperature << " top_k " << a.top_k << " top_p " << a.top_p);
+      CHECK(choose(Device::cpu) == choose(dev));
     }
   }
 }

@@ -187,13 +187,19 @@ TEST_CASE("sampler: the same seed gives the same samples, and log-probs match a 
       o.eos_id = 2;
       const std::vector<model::Sample> a = model::sample_groups(*m, prompts, o);
       const std::vector<model::Sample> b = model::sample_groups(*m, prompts, o);
+      o.choose_on_device = true;  // the choice kernel instead of the host's: the same samples, bit for bit
+      const std::vector<model::Sample> on_device = model::sample_groups(*m, prompts, o);
+      o.choose_on_device = false;
       REQUIRE(a.size() == prompts.size() * 3);
       REQUIRE(b.size() == a.size());
+      REQUIRE(on_device.size() == a.size());
       for (size_t i = 0; i < a.size(); ++i) {
         INFO("sample " << i);
         CHECK(a[i].tokens == b[i].tokens);
         check_bitwise("log-probs", a[i].logprobs, b[i].logprobs);
         check_bitwise("entropies", a[i].entropies, b[i].entropies);
+        CHECK(a[i].tokens == on_device[i].tokens);
+        check_bitwise("log-probs, choice on the device", a[i].logprobs, on_device[i].logprobs);
         // The device's log-probs and entropies against the CPU's scoring forward of the same tokens.
         std::vector<int32_t> seq = a[i].prompt_tokens;
         seq.insert(seq.end(), a[i].tokens.begin(), a[i].tokens.end());
