@@ -20,6 +20,8 @@
 #                 where there is one GPU: NCCL needs one GPU per rank)
 #   bench-*    gtpo bench train (GPT-2 124M, T 1024: tokens/s and MFU) and rollout (256 sequences) on the
 #              GPU in fp32, tf32 and bf16
+#   rollout-device-choice  the rollout with the token choice on the GPU (--token-choice device): its
+#              tokens_digest must equal the fp32 rollout's (host choice), and its tokens/s
 #   resume     10 steps, then --resume to 20: metrics and final weights equal to the 20-step run's, bit for bit
 # then prints a summary table. Exit status 0 only when every step passed.
 #
@@ -111,6 +113,10 @@ ctest_passed() {
 
 json_number() {  # json_number KEY FILE: the first numeric value of "KEY" in a one-line JSON file
   grep -o "\"$1\":[-0-9.eE+]*" "$2" 2>/dev/null | head -n 1 | cut -d: -f2
+}
+
+json_string() {  # json_string KEY FILE: the first string value of "KEY" in a one-line JSON file
+  grep -o "\"$1\":\"[^\"]*\"" "$2" 2>/dev/null | head -n 1 | cut -d'"' -f4
 }
 
 print_summary() {
@@ -318,6 +324,21 @@ for precision in fp32 tf32 bf16; do
     set_note "train ${tps:-?} tok/s, MFU ${mfu:-?}, rollout ${rps:-?} tok/s"
   fi
 done
+
+# ---- the token choice on the device: the same tokens as the host's choice (fp32 above), and its speed ----
+host_json="$log_dir/bench-rollout-fp32.json"
+device_json="$log_dir/bench-rollout-device-choice.json"
+run_step rollout-device-choice 60 "" bash -c "set -o pipefail
+  '$gtpo' bench --workload rollout --device cuda --token-choice device --runs 3 --warmup 1 --json > '$device_json'"
+if [ "${statuses[-1]}" = "PASS" ]; then
+  host_digest="$(json_string tokens_digest "$host_json")" device_digest="$(json_string tokens_digest "$device_json")"
+  rate="$(json_number tokens_per_s "$device_json")" choose="$(json_number decode_choose_s "$device_json")"
+  if [ -n "$device_digest" ] && [ "$host_digest" = "$device_digest" ]; then
+    set_note "$(awk -v r="$rate" -v c="$choose" 'BEGIN { printf "%.0f tok/s, choice %.3f s; tokens = host choice", r, c }')"
+  else
+    fail_last "tokens digest $device_digest differs from the host choice's ${host_digest:-(none)}"
+  fi
+fi
 
 # ---- resume on the GPU: 10 steps, then --resume to 20, equal to the 20-step run above -----------------
 half_dir="$build_dir/gpu-check-half"
