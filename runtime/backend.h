@@ -40,6 +40,9 @@ enum class BroadcastMode : uint8_t {
   repeat_cols,  // operand has rows elements (leading dims, trailing size-1 dims), index r
 };
 
+// reduce_sum's chunk of consecutive inputs (Backend::reduce_sum).
+constexpr int64_t kReduceChunkRows = 64;
+
 struct BinaryPlan {
   int64_t rows = 1;
   int64_t cols = 1;
@@ -176,7 +179,9 @@ class Backend {
                                int64_t n);
 
   // ---- reductions and layout -----------------------------------------------------------------
-  // out[o, i] = scale * sum_l x[o, l, i]
+  // out[o, i] = scale * sum_l x[o, l, i], in one order on every backend: chunks of kReduceChunkRows
+  // consecutive l, each added in index order from 0.0f, the chunk sums added in chunk order from 0.0f, the
+  // total times scale (when scale != 1). Every backend gives the same bits.
   virtual void reduce_sum(const float* x, float* out, int64_t outer, int64_t len, int64_t inner, float scale) = 0;
   // out[o, l, i] = scale * x[o, i]
   virtual void expand_axis(const float* x, float* out, int64_t outer, int64_t len, int64_t inner, float scale) = 0;

@@ -26,8 +26,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "runtime/cuda/cuda_elementwise_math.cuh"
 #include "runtime/exp_poly.h"  // first: defines GTPO_HD for a host compiler
+//
+#include "runtime/cuda/cuda_elementwise_math.cuh"
 
 namespace gtpo::token_choice {
 

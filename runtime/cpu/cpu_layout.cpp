@@ -1,5 +1,7 @@
 // Reductions over an axis, broadcasts along an axis, strided copies and permutes.
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/error.h"
@@ -7,17 +9,43 @@
 
 namespace gtpo {
 
+// Backend::reduce_sum's order: chunk sums of kReduceChunkRows inputs, then their sum in chunk order. A
+// tall reduction (a bias gradient: outer 1, len = tokens) computes its chunks in parallel; every output's
+// arithmetic is the same whatever the thread count.
 void CpuBackend::reduce_sum(const float* x, float* out, int64_t outer, int64_t len, int64_t inner, float scale) {
-  // Every output sums its `len` inputs in index order, in one thread: thread-count independent.
-  parallel_for(outer, grain_for(len * inner), [&](int64_t ob, int64_t oe) {
+  const int64_t chunks = (len + kReduceChunkRows - 1) / kReduceChunkRows;
+  // chunk_sum(o, c, dst): dst[i] = the inputs of chunk c of outputs (o, i) added in index order from 0.0f.
+  auto chunk_sum = [&](int64_t o, int64_t c, float* dst) {
+    const float* src = x + o * len * inner;
+    for (int64_t i = 0; i < inner; ++i) dst[i] = 0.0f;
+    for (int64_t l = c * kReduceChunkRows; l < std::min(len, (c + 1) * kReduceChunkRows); ++l)
+      for (int64_t i = 0; i < inner; ++i) dst[i] += src[l * inner + i];
+  };
+  auto scaled = [&](float* dst) {
+    if (scale != 1.0f)
+      for (int64_t i = 0; i < inner; ++i) dst[i] *= scale;
+  };
+  if (chunks <= 1) {  // one chunk: its sum from 0.0f is the total (0.0f + s == s; s is never -0)
+    parallel_for(outer, grain_for(std::max<int64_t>(len, 1) * inner), [&](int64_t ob, int64_t oe) {
+      for (int64_t o = ob; o < oe; ++o) {
+        chunk_sum(o, 0, out + o * inner);
+        scaled(out + o * inner);
+      }
+    });
+    return;
+  }
+  std::vector<float> partials(static_cast<size_t>(chunks * outer * inner));
+  parallel_for(outer * chunks, grain_for(kReduceChunkRows * inner), [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) chunk_sum(k / chunks, k % chunks, partials.data() + k * inner);
+  });
+  parallel_for(outer, grain_for(chunks * inner), [&](int64_t ob, int64_t oe) {
     for (int64_t o = ob; o < oe; ++o) {
       float* dst = out + o * inner;
-      const float* src = x + o * len * inner;
       for (int64_t i = 0; i < inner; ++i) dst[i] = 0.0f;
-      for (int64_t l = 0; l < len; ++l)
-        for (int64_t i = 0; i < inner; ++i) dst[i] += src[l * inner + i];
-      if (scale != 1.0f)
-        for (int64_t i = 0; i < inner; ++i) dst[i] *= scale;
+      for (int64_t c = 0; c < chunks; ++c)
+        for (int64_t i = 0; i < inner; ++i)
+          dst[i] += partials[static_cast<size_t>((o * chunks + c) * inner + i)];
+      scaled(dst);
     }
   });
 }

@@ -43,18 +43,38 @@ GTPO_HD int64_t operand_index(BroadcastMode mode, int64_t r, int64_t c, int64_t 
 }
 
 // ---- reduce_sum and expand_axis over x viewed as [outer, len, inner] ------------------------------------
-// Output j = (o, i) of reduce_sum: its len inputs added in index order from 0.0f, then scaled, exactly the
-// CPU's loop (which makes the result the CPU's bits).
-GTPO_HD float reduce_sum_at(const float* x, int64_t len, int64_t inner, float scale, int64_t j) {
+// reduce_sum's order, the same on every backend (Backend::reduce_sum): the len inputs of an output are cut
+// into chunks of kReduceChunkRows consecutive ones; each chunk is added in index order from 0.0f, the chunk
+// sums in chunk order from 0.0f, and the total is scaled. With len <= kReduceChunkRows that is one pass in
+// index order. The chunks let a tall reduction (a bias gradient: outer 1, len = tokens) run in parallel over
+// its rows with these bits.
+GTPO_HD int64_t reduce_chunks(int64_t len) { return (len + kReduceChunkRows - 1) / kReduceChunkRows; }
+
+// Chunk c of output j = (o, i): its inputs added in index order from 0.0f.
+GTPO_HD float reduce_chunk_sum(const float* x, int64_t len, int64_t inner, int64_t j, int64_t c) {
   const int64_t o = j / inner;
   const int64_t i = j - o * inner;
   // An index, not a pointer x + offset: with len == 0, x may be null (an empty input) and null + offset is
   // undefined behaviour even unread (UBSan found it in the emulated kernel tests).
   const int64_t base = o * len * inner + i;
+  const int64_t end = (c + 1) * kReduceChunkRows < len ? (c + 1) * kReduceChunkRows : len;
   float acc = 0.0f;
-  for (int64_t l = 0; l < len; ++l) acc = ieee::add(acc, x[base + l * inner]);
+  for (int64_t l = c * kReduceChunkRows; l < end; ++l) acc = ieee::add(acc, x[base + l * inner]);
+  return acc;
+}
+
+// Output j of reduce_sum from its chunk sums (chunk_sum(c) for c in order), then scaled.
+template <typename ChunkSum>
+GTPO_HD float reduce_total(int64_t chunks, float scale, ChunkSum chunk_sum) {
+  float acc = 0.0f;
+  for (int64_t c = 0; c < chunks; ++c) acc = ieee::add(acc, chunk_sum(c));
   if (scale != 1.0f) acc = ieee::mul(acc, scale);
   return acc;
+}
+
+GTPO_HD float reduce_sum_at(const float* x, int64_t len, int64_t inner, float scale, int64_t j) {
+  return reduce_total(reduce_chunks(len), scale,
+                      [&](int64_t c) { return reduce_chunk_sum(x, len, inner, j, c); });
 }
 
 // Input index feeding output j = (o, l, i) of expand_axis.

@@ -1,7 +1,8 @@
 // Reductions over an axis, broadcasts along an axis, strided copies, permutes and the sum of squares.
 //
-// reduce_sum and sum_squares add in an order fixed by the problem size alone: reduce_sum has one thread
-// per output walking its axis in index order (the CPU's order, so its results are the CPU's bits), and
+// reduce_sum and sum_squares add in an order fixed by the problem size alone: reduce_sum adds chunks of 64
+// inputs, then the chunk sums in order (cuda_index_math.cuh; the CPU's order, so its results are the CPU's
+// bits), with one thread per output or, for a tall reduction, one per output and chunk, and
 // sum_squares splits into size-determined chunks reduced by fixed shuffle trees. No atomics anywhere.
 #include <climits>
 
@@ -13,6 +14,17 @@ namespace gtpo::cuda {
 void CudaBackend::reduce_sum(const float* x, float* out, int64_t outer, int64_t len, int64_t inner, float scale) {
   const int64_t n = outer * inner;
   if (n <= 0) return;
+  if (reduce_sum_in_two_passes(n, len)) {
+    const int64_t chunks = reduce_chunks(len);
+    float* partials = static_cast<float*>(scratch(static_cast<size_t>(chunks * n) * sizeof(float)));
+    const dim3 grid(grid_for(n, kLayoutThreads), static_cast<unsigned>(chunks));
+    reduce_sum_chunks_kernel<<<grid, kLayoutThreads, 0, stream_of(*this)>>>(x, partials, n, len, inner);
+    GTPO_CUDA_CHECK_LAUNCH();
+    reduce_sum_finish_kernel<<<grid_for(n, kLayoutThreads), kLayoutThreads, 0, stream_of(*this)>>>(
+        partials, out, n, chunks, scale);
+    GTPO_CUDA_CHECK_LAUNCH();
+    return;
+  }
   reduce_sum_kernel<<<grid_for(n, kLayoutThreads), kLayoutThreads, 0, stream_of(*this)>>>(x, out, outer, len, inner,
                                                                                           scale);
   GTPO_CUDA_CHECK_LAUNCH();

@@ -18,6 +18,26 @@ __global__ void reduce_sum_kernel(const float* x, float* out, int64_t outer, int
   for (int64_t j = first_index(); j < n; j += index_step()) out[j] = reduce_sum_at(x, len, inner, scale, j);
 }
 
+// A tall reduction (few outputs, many chunks) in two passes with reduce_sum_kernel's bits:
+// partials[c, j] = chunk c of output j (grid: output blocks x chunks), then each output adds its chunks in
+// order.
+__global__ void reduce_sum_chunks_kernel(const float* x, float* partials, int64_t n, int64_t len,
+                                         int64_t inner) {
+  const int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (j >= n) return;  // no block-wide synchronisation here
+  partials[blockIdx.y * n + j] = reduce_chunk_sum(x, len, inner, j, blockIdx.y);
+}
+__global__ void reduce_sum_finish_kernel(const float* partials, float* out, int64_t n, int64_t chunks,
+                                         float scale) {
+  for (int64_t j = first_index(); j < n; j += index_step())
+    out[j] = reduce_total(chunks, scale, [&](int64_t c) { return partials[c * n + j]; });
+}
+// Two passes where one thread per output would leave most of the GPU idle; the grid's y holds the chunks.
+inline bool reduce_sum_in_two_passes(int64_t n, int64_t len) {
+  const int64_t chunks = reduce_chunks(len);
+  return chunks >= 4 && n < 65536 && chunks <= 65535;
+}
+
 // out[o, l, i] = scale * x[o, i]
 __global__ void expand_axis_kernel(const float* x, float* out, int64_t outer, int64_t len, int64_t inner,
                                    float scale) {

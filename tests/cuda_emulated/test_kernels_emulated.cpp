@@ -44,6 +44,7 @@ static const float kInf = std::numeric_limits<float>::infinity();
 // ---- the CUDA backend's launch code, on the emulator ---------------------------------------------------
 struct EmuBackend {
   std::vector<std::vector<double>> scratches;
+  std::vector<std::vector<float>> scratch_floats;
   double* scratch_doubles(size_t count) {
     scratches.emplace_back(count, std::numeric_limits<double>::quiet_NaN());
     return scratches.back().data();
@@ -140,6 +141,16 @@ struct EmuBackend {
   void reduce_sum(const float* x, float* out, int64_t outer, int64_t len, int64_t inner, float scale) {
     const int64_t n = outer * inner;
     if (n <= 0) return;
+    if (K::reduce_sum_in_two_passes(n, len)) {
+      const int64_t chunks = K::reduce_chunks(len);
+      scratch_floats.emplace_back(static_cast<size_t>(chunks * n), kNaN);
+      float* partials = scratch_floats.back().data();
+      launch(K::reduce_sum_chunks_kernel, K::grid_for(n, K::kLayoutThreads), static_cast<unsigned>(chunks),
+             K::kLayoutThreads, 0, x, partials, n, len, inner);
+      launch(K::reduce_sum_finish_kernel, K::grid_for(n, K::kLayoutThreads), 1, K::kLayoutThreads, 0,
+             partials, out, n, chunks, scale);
+      return;
+    }
     launch(K::reduce_sum_kernel, K::grid_for(n, K::kLayoutThreads), 1, K::kLayoutThreads, 0, x, out, outer,
            len, inner, scale);
   }
@@ -503,7 +514,10 @@ void layout_cases() {
   struct RS {
     int64_t outer, len, inner;
   };
-  for (RS r : {RS{1, 1, 1}, RS{3, 31, 1}, RS{2, 33, 5}, RS{1, 1000, 3}, RS{300, 2, 1}, RS{3, 0, 2}}) {
+  // Chunks of 64: one chunk (up to 64 rows), two or three in one pass (65 and 150 rows), and two passes from
+  // 4 chunks (a bias gradient's tall [4096, 160]; 1000 rows; a partial last chunk; outer > 1).
+  for (RS r : {RS{1, 1, 1}, RS{3, 31, 1}, RS{2, 33, 5}, RS{1, 1000, 3}, RS{300, 2, 1}, RS{3, 0, 2},
+               RS{3, 200, 70}, RS{1, 4096, 160}, RS{2, 300, 33}, RS{1, 64, 5}, RS{1, 65, 5}, RS{2, 150, 5}}) {
     const std::vector<float> x = uniform(r.outer * r.len * r.inner, -1, 1),
                              small = uniform(r.outer * r.inner, -1, 1);
     const std::string tag =

@@ -1,5 +1,6 @@
 #include <omp.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 
@@ -261,4 +262,33 @@ TEST_CASE("matmul+reduce: every backend agrees with the CPU", "[ops][matmul][bac
   check_backends("linear+sum", [](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{ops::sum(ops::matmul(in[0], in[1], false, true), 1)};
   }, {a, w}, 1e-4);
+}
+
+TEST_CASE("reduce: sums go in chunks of 64 rows, then the chunk sums in order, at any thread count",
+          "[ops][reduce][determinism]") {
+  // 1e8 then 1s: in one pass from 0 the 1s after 1e8 vanish (1e8 + 1 == 1e8 in float); in chunks of 64, the
+  // 1s of chunks without 1e8 sum exactly first. Column 1 has 1e8 in chunk 1 instead.
+  const int64_t len = 200, inner = 2;
+  std::vector<float> x(static_cast<size_t>(len * inner), 1.0f);
+  x[0] = 1e8f;
+  x[70 * inner + 1] = 1e8f;
+  auto expected = [&](int64_t i) {  // Backend::reduce_sum's order, written out
+    float total = 0.0f;
+    for (int64_t c = 0; c * kReduceChunkRows < len; ++c) {
+      float chunk = 0.0f;
+      for (int64_t l = c * kReduceChunkRows; l < std::min(len, (c + 1) * kReduceChunkRows); ++l)
+        chunk += x[static_cast<size_t>(l * inner + i)];
+      total += chunk;
+    }
+    return total;
+  };
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2, 3}) {
+    omp_set_num_threads(threads);
+    const std::vector<float> sums = ops::sum(Tensor::from_vector(x, {len, inner}), 0).to_vector();
+    CHECK(sums[0] == expected(0));
+    CHECK(sums[1] == expected(1));
+    CHECK(sums[0] == 1e8f + 136.0f);  // the 1s of chunks 1..3 (64 + 64 + 8) survive; chunk 0's 63 do not
+  }
+  omp_set_num_threads(saved);
 }
