@@ -28,6 +28,7 @@ struct Options {
   Device device = Device::cpu;   // where the model runs; cuda also reports MFU (train)
   MatmulPrecision precision = MatmulPrecision::fp32;  // tf32/bf16: cuda only
   bool choose_on_device = false;  // rollout on cuda: model::SamplingOptions::choose_on_device
+  bool profile = false;           // per-primitive times of the timed runs (Backend::set_profiling)
   std::string gpu_name;          // filled in by run_workload on cuda (picks the MFU peak)
 };
 

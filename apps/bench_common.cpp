@@ -135,6 +135,7 @@ std::vector<double> time_runs(const std::function<void()>& fn, int64_t runs, int
   using Clock = std::chrono::steady_clock;
   Backend& backend = backend_for(device);
   for (int64_t i = 0; i < warmup; ++i) fn();
+  if (backend.profiling()) backend.set_profiling(true);  // the profile covers the timed runs only
   std::vector<double> out;
   for (int64_t i = 0; i < runs; ++i) {
     backend.synchronize();
@@ -185,6 +186,22 @@ size_t allocator_peak_bytes(Device device) {
   (void)device;
   return cpu_backend().allocator_stats().peak_bytes_in_use;
 }
+
+// --profile: each primitive's calls and time per timed run, and its share of the primitives' total.
+nlohmann::json profile_json(const std::vector<PrimitiveTime>& times, const nlohmann::json& result) {
+  const double runs = result.contains("runs") && result["runs"].is_array() && !result["runs"].empty()
+                          ? static_cast<double>(result["runs"].size())
+                          : 1.0;
+  double total = 0.0;
+  for (const PrimitiveTime& t : times) total += t.seconds;
+  nlohmann::json out = nlohmann::json::array();
+  for (const PrimitiveTime& t : times)
+    out.push_back({{"primitive", t.name},
+                   {"calls_per_run", static_cast<double>(t.calls) / runs},
+                   {"ms_per_run", 1e3 * t.seconds / runs},
+                   {"share", total > 0.0 ? t.seconds / total : 0.0}});
+  return out;
+}
 }  // namespace
 
 nlohmann::json run_workload(const Options& options) {
@@ -197,6 +214,8 @@ nlohmann::json run_workload(const Options& options) {
   GTPO_CHECK(o.warmup == -1 || o.warmup >= 0, "bench: --warmup must be >= 0, got ", o.warmup);
   GTPO_CHECK(o.threads >= 0, "bench: --threads must be >= 0 (0 = default), got ", o.threads);
   GTPO_CHECK(o.config.empty() || o.workload == "rlstep", "bench: --config applies to --workload rlstep only");
+  GTPO_CHECK(!o.profile || o.workload != "sgemm",
+             "bench: --profile applies to train, rollout and rlstep (sgemm times one primitive already)");
   if (o.workload == "rlstep")
     GTPO_CHECK(!o.shape_given, "bench: rlstep takes no --shape; its model comes from the run config (--config)");
   if (o.workload == "rollout")
@@ -220,11 +239,17 @@ nlohmann::json run_workload(const Options& options) {
   }
 #endif
   if (o.workload == "train" || o.workload == "rollout") rec["shape"] = o.shape;
+  Backend& backend = backend_for(o.device);
+  backend.set_profiling(o.profile);
   nlohmann::json res = o.workload == "train"     ? bench_train(o)
                        : o.workload == "rollout" ? bench_rollout(o)
                        : o.workload == "sgemm"   ? bench_sgemm(o)
                                                  : bench_rlstep(o);
   if (o.workload == "rlstep") rec["shape"] = res["config"];
+  if (o.profile) {
+    res["profile"] = profile_json(backend.profile(), res);
+    backend.set_profiling(false);
+  }
   rec.update(res);
   const double peak = peak_rss_mb();
   rec["peak_rss_mb"] = peak;

@@ -30,6 +30,10 @@ const std::vector<FlagSpec> kFlags = {
      "rollout on cuda: host (default: the logits go to the host, which chooses) or device (the choice "
      "kernel; "
      "the same tokens)"},
+    {"--profile", false,
+     "also time every backend primitive over the timed runs (host time on the CPU, device time by CUDA "
+     "events "
+     "on cuda) and print where the time goes"},
     {"--json", false, "print one JSON line (the fields of torch_bench.py, \"impl\": \"gtpo\")"}};
 
 const char* kDescription =
@@ -57,6 +61,27 @@ const char* kDescription =
     "  SXM 67/495/989, A100 19.5/156/312 (NVIDIA datasheets, dense); another GPU gets mfu null.\n\n"
     "Weights are random (init_weights(seed)). Peak memory is the process's ru_maxrss, so run one workload\n"
     "per process (scripts/bench/run.sh does); allocator_peak_mb is the most tensor memory live at once.";
+
+// --profile's table: the primitives by time per timed run, the smallest folded into one line.
+void print_profile(const nlohmann::json& profile) {
+  constexpr size_t kShown = 16;
+  std::printf("  primitives, per timed run:\n    %-26s %10s %11s %7s\n", "primitive", "calls", "ms", "share");
+  double rest_ms = 0.0, rest_share = 0.0;
+  for (size_t i = 0; i < profile.size(); ++i) {
+    const nlohmann::json& p = profile[i];
+    if (i >= kShown) {
+      rest_ms += p["ms_per_run"].get<double>();
+      rest_share += p["share"].get<double>();
+      continue;
+    }
+    std::printf("    %-26s %10.1f %11.3f %6.1f%%\n", p["primitive"].get<std::string>().c_str(),
+                p["calls_per_run"].get<double>(), p["ms_per_run"].get<double>(),
+                100.0 * p["share"].get<double>());
+  }
+  if (profile.size() > kShown)
+    std::printf("    %-26s %10s %11.3f %6.1f%%\n", "(the others)", "", rest_ms, 100.0 * rest_share);
+  std::fflush(stdout);
+}
 
 void print_human(const nlohmann::json& r) {
   auto num = [&](const char* key) { return r.contains(key) && r[key].is_number() ? r[key].get<double>() : 0.0; };
@@ -104,7 +129,9 @@ void print_human(const nlohmann::json& r) {
   std::cout << buf;
   std::snprintf(buf, sizeof buf, "  peak RSS %.1f MB, allocator peak %.1f MB\n", num("peak_rss_mb"),
                 num("allocator_peak_mb"));
-  std::cout << buf << std::flush;
+  std::cout << buf;
+  if (r.contains("profile")) print_profile(r["profile"]);
+  std::cout << std::flush;
 }
 }  // namespace
 
@@ -112,9 +139,10 @@ int run_bench(int argc, char** argv) {
   Args args(argc, argv, kFlags);
   if (args.help()) {
     std::fputs(
-        usage_text("gtpo bench --workload W [--shape S] [--device cpu|cuda] [--precision P] [--threads N]\n"
-                   "                  [--runs R] [--warmup W] [--token-choice host|device] [--json]",
-                   kDescription, kFlags)
+        usage_text(
+            "gtpo bench --workload W [--shape S] [--device cpu|cuda] [--precision P] [--threads N]\n"
+            "                  [--runs R] [--warmup W] [--token-choice host|device] [--profile] [--json]",
+            kDescription, kFlags)
             .c_str(),
         stdout);
     return 0;
@@ -135,6 +163,7 @@ int run_bench(int argc, char** argv) {
   o.config = args.get("--config", "");
   o.device = device_from(args);
   if (args.has("--precision")) o.precision = parse_precision("--precision", args.get("--precision", ""));
+  o.profile = args.has("--profile");
   if (args.has("--token-choice")) {
     const std::string where = args.get("--token-choice", "");
     GTPO_CHECK(where == "host" || where == "device", "bench: --token-choice must be host or device, got '",

@@ -5,8 +5,11 @@
 // that do not depend on the number of threads (CPU) or on scheduling (GPU deterministic mode), because
 // gtpo promises bitwise-identical runs.
 #pragma once
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "runtime/dtype.h"
@@ -129,6 +132,13 @@ enum class Capability {
   attention_query_range,  // attention_forward / _backward honour AttentionArgs::query_range (else every
                           // query)
   attention_kv_rows,      // attention_forward honours AttentionArgs::kv_rows
+};
+
+// One primitive's share of a profile (Backend::profile): its calls and their total time.
+struct PrimitiveTime {
+  std::string name;
+  int64_t calls = 0;
+  double seconds = 0.0;
 };
 
 class Backend {
@@ -263,8 +273,37 @@ class Backend {
                           float beta2, float eps, float weight_decay, float bias_correction1,
                           float bias_correction2) = 0;
 
+  // ---- per-primitive timing -------------------------------------------------------------------
+  // Off by default (gtpo bench --profile). While on, every primitive call adds its time to its name's
+  // total (runtime/primitive_profile.h): host time on the CPU, whose primitives return when done; device time
+  // between two events on the GPU's stream. A primitive that calls others counts once, as itself. Off, a
+  // call costs one branch.
+  void set_profiling(bool on);  // on: starts from empty totals
+  bool profiling() const { return profiling_; }
+  std::vector<PrimitiveTime> profile();  // the totals so far, largest first (waits for queued work)
+  void profile_begin(const char* name) {
+    if (profile_depth_++ == 0) start_timing(name);
+  }
+  void profile_end() {
+    if (--profile_depth_ == 0) stop_timing();
+  }
+
  protected:
+  // The clock: the host's by default; a device overrides all three (stop_timing may leave the time pending
+  // until flush_timings, which add_timing's it).
+  virtual void start_timing(const char* name);
+  virtual void stop_timing();
+  virtual void flush_timings() {}
+  void add_timing(const char* name, double seconds);
+
   BackendOptions options_;
+
+ private:
+  bool profiling_ = false;
+  int profile_depth_ = 0;
+  const char* timing_name_ = nullptr;
+  std::chrono::steady_clock::time_point timing_start_;
+  std::map<std::string, PrimitiveTime> profile_totals_;
 };
 
 // The backend for a device; throws gtpo::Error when that device is not available in this build or machine.

@@ -7,12 +7,14 @@
 
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/parallel.h"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo {
 
 void CpuBackend::adamw_step(float* param, const float* grad, float* m, float* v, int64_t n, float lr, float beta1,
                             float beta2, float eps, float weight_decay, float bias_correction1,
                             float bias_correction2) {
+  GTPO_PRIMITIVE("adamw_step");
   // p *= (1 - lr*wd) is PyTorch's form of p -= lr*wd*p; one factor per step keeps it a single rounding.
   const float decay = 1.0f - lr * weight_decay;
   const float one_minus_b1 = 1.0f - beta1;

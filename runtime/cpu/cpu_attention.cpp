@@ -25,6 +25,7 @@
 #include "runtime/cpu/cpu_vec_math.h"
 #include "runtime/error.h"
 #include "runtime/parallel.h"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo {
 
@@ -412,6 +413,7 @@ void backward_query_block(const Geometry& g, Tiles& t, const float* q, const flo
 
 void CpuBackend::attention_forward(const AttentionArgs& args, const float* q, const float* k, const float* v,
                                    float* out, float* lse) {
+  GTPO_PRIMITIVE("attention_forward");
   // The decode path is right for any q_len; the blocked kernel below is faster for many queries but
   // reads keys in tiles that cannot straddle a shared prefix, and reads no rows through kv_rows.
   if (args.q_len <= cpu_attention::kDecodeMaxQueries || args.prefix_len > 0 || args.kv_rows) {
@@ -448,6 +450,7 @@ void CpuBackend::attention_forward(const AttentionArgs& args, const float* q, co
 void CpuBackend::attention_backward(const AttentionArgs& args, const float* q, const float* k, const float* v,
                                     const float* out, const float* lse, const float* gout, float* gq, float* gk,
                                     float* gv) {
+  GTPO_PRIMITIVE("attention_backward");
   const Geometry g(args);
   const int64_t d = g.dim;
   // D_i = dO_i . O_i for every (batch, q head, query), laid out like lse.

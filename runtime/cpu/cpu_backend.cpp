@@ -5,6 +5,7 @@
 
 #include "runtime/error.h"
 #include "runtime/parallel.h"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo {
 
@@ -34,18 +35,25 @@ void* CpuBackend::allocate(size_t bytes) { return allocator_.allocate(bytes); }
 void CpuBackend::deallocate(void* ptr, size_t bytes) { allocator_.deallocate(ptr, bytes); }
 
 void CpuBackend::copy_from_host(void* dst, const void* host_src, size_t bytes) {
+  GTPO_PRIMITIVE("copy_from_host");
   if (bytes) std::memcpy(dst, host_src, bytes);
 }
 void CpuBackend::copy_to_host(void* host_dst, const void* src, size_t bytes) {
+  GTPO_PRIMITIVE("copy_to_host");
   if (bytes) std::memcpy(host_dst, src, bytes);
 }
 void CpuBackend::copy(void* dst, const void* src, size_t bytes) {
+  GTPO_PRIMITIVE("copy");
   if (bytes && dst != src) std::memmove(dst, src, bytes);
 }
 
 void CpuBackend::fill(float* dst, float value, int64_t n) {
+  GTPO_PRIMITIVE("fill");
   parallel_for(n, 1 << 16, [&](int64_t b, int64_t e) { std::fill(dst + b, dst + e, value); });
 }
-void CpuBackend::fill_i32(int32_t* dst, int32_t value, int64_t n) { std::fill(dst, dst + n, value); }
+void CpuBackend::fill_i32(int32_t* dst, int32_t value, int64_t n) {
+  GTPO_PRIMITIVE("fill_i32");
+  std::fill(dst, dst + n, value);
+}
 
 }  // namespace gtpo

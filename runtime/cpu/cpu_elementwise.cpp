@@ -6,6 +6,7 @@
 #include "runtime/cpu/cpu_vec_math.h"
 #include "runtime/error.h"
 #include "runtime/parallel.h"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo {
 
@@ -33,6 +34,7 @@ void map_transcendental(int64_t n, F&& f) {
 }  // namespace
 
 void CpuBackend::unary(UnaryOp op, const float* x, float* y, int64_t n, float s) {
+  GTPO_PRIMITIVE("unary");
   switch (op) {
     case UnaryOp::neg: return map(n, [&](int64_t i) { y[i] = -x[i]; });
     case UnaryOp::exp: return map_transcendental(n, [&](int64_t i) { y[i] = std::exp(x[i]); });
@@ -58,6 +60,7 @@ void CpuBackend::unary(UnaryOp op, const float* x, float* y, int64_t n, float s)
 
 void CpuBackend::unary_backward(UnaryOp op, const float* x, const float* y, const float* gy, float* gx, int64_t n,
                                 float s) {
+  GTPO_PRIMITIVE("unary_backward");
   switch (op) {
     case UnaryOp::neg: return map(n, [&](int64_t i) { gx[i] = -gy[i]; });
     case UnaryOp::exp: return map(n, [&](int64_t i) { gx[i] = gy[i] * y[i]; });
@@ -92,6 +95,7 @@ void CpuBackend::unary_backward(UnaryOp op, const float* x, const float* y, cons
 // backward mul's gy * up and gy * silu, then silu's derivative), so the bits are the same; what goes is
 // three of five passes over [tokens, intermediate] and the saved silu output.
 void CpuBackend::swiglu_forward(const float* gate, const float* up, float* out, int64_t n) {
+  GTPO_PRIMITIVE("swiglu_forward");
   map_transcendental(n, [&](int64_t i) {
     const float s = gate[i] * sigmoid(gate[i]);
     out[i] = s * up[i];
@@ -100,6 +104,7 @@ void CpuBackend::swiglu_forward(const float* gate, const float* up, float* out, 
 
 void CpuBackend::swiglu_backward(const float* gate, const float* up, const float* gout, float* ggate,
                                  float* gup, int64_t n) {
+  GTPO_PRIMITIVE("swiglu_backward");
   map_transcendental(n, [&](int64_t i) {
     const float x = gate[i], sg = sigmoid(x);
     const float gs = gout[i] * up[i];
@@ -134,6 +139,7 @@ void binary_loop(const float* a, const float* b, float* out, const BinaryPlan& p
 }  // namespace
 
 void CpuBackend::binary(BinaryOp op, const float* a, const float* b, float* out, const BinaryPlan& plan) {
+  GTPO_PRIMITIVE("binary");
   switch (op) {
     case BinaryOp::add: return binary_loop(a, b, out, plan, [](float x, float y) { return x + y; });
     case BinaryOp::sub: return binary_loop(a, b, out, plan, [](float x, float y) { return x - y; });

@@ -4,6 +4,7 @@
 
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/parallel.h"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo {
 
@@ -14,6 +15,7 @@ constexpr int64_t kColumnBlock = 16;  // a cache line of floats
 }  // namespace
 
 void CpuBackend::embedding_forward(const float* table, const int32_t* ids, float* out, int64_t n, int64_t dim) {
+  GTPO_PRIMITIVE("embedding_forward");
   const size_t row_bytes = static_cast<size_t>(dim) * sizeof(float);
   parallel_for(n, grain_for(dim), [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) std::memcpy(out + r * dim, table + static_cast<int64_t>(ids[r]) * dim, row_bytes);
@@ -22,6 +24,7 @@ void CpuBackend::embedding_forward(const float* table, const int32_t* ids, float
 
 void CpuBackend::embedding_backward(const int32_t* ids, const float* gy, float* gtable, int64_t n, int64_t dim,
                                     int64_t vocab) {
+  GTPO_PRIMITIVE("embedding_backward");
   // A stable counting sort groups the positions of each id (CSR: first[v]..first[v+1] in `order`) while
   // keeping them in position order. Each element of the table is then owned by one chunk, which adds its
   // positions in that order: the same additions, in the same order, as the serial loop, whatever the thread count.

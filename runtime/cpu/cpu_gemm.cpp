@@ -23,6 +23,7 @@
 #include "runtime/cpu/cpu_gemm_kernel.h"
 #include "runtime/cpu/cpu_transpose.h"
 #include "runtime/parallel.h"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo {
 
@@ -215,6 +216,7 @@ int64_t CpuBackend::gemm_b_panel_width(int64_t k, int64_t n) const {
 }
 
 void CpuBackend::gemm(const GemmArgs& g) {
+  GTPO_PRIMITIVE("gemm");
   if (g.m == 0 || g.n == 0 || g.batch == 0) return;
   if (gemm_goes_to_eigen(g)) {
     gemm_eigen_tiles(g);

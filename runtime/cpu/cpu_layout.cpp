@@ -6,6 +6,7 @@
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/error.h"
 #include "runtime/parallel.h"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo {
 
@@ -13,6 +14,7 @@ namespace gtpo {
 // tall reduction (a bias gradient: outer 1, len = tokens) computes its chunks in parallel; every output's
 // arithmetic is the same whatever the thread count.
 void CpuBackend::reduce_sum(const float* x, float* out, int64_t outer, int64_t len, int64_t inner, float scale) {
+  GTPO_PRIMITIVE("reduce_sum");
   const int64_t chunks = (len + kReduceChunkRows - 1) / kReduceChunkRows;
   // chunk_sum(o, c, dst): dst[i] = the inputs of chunk c of outputs (o, i) added in index order from 0.0f.
   auto chunk_sum = [&](int64_t o, int64_t c, float* dst) {
@@ -51,6 +53,7 @@ void CpuBackend::reduce_sum(const float* x, float* out, int64_t outer, int64_t l
 }
 
 void CpuBackend::expand_axis(const float* x, float* out, int64_t outer, int64_t len, int64_t inner, float scale) {
+  GTPO_PRIMITIVE("expand_axis");
   parallel_for(outer, grain_for(len * inner), [&](int64_t ob, int64_t oe) {
     for (int64_t o = ob; o < oe; ++o)
       for (int64_t l = 0; l < len; ++l)
@@ -60,6 +63,7 @@ void CpuBackend::expand_axis(const float* x, float* out, int64_t outer, int64_t 
 
 void CpuBackend::copy_2d(void* dst, int64_t dst_row_stride, const void* src, int64_t src_row_stride, int64_t rows,
                          int64_t cols, size_t elem_size) {
+  GTPO_PRIMITIVE("copy_2d");
   auto* d = static_cast<char*>(dst);
   auto* s = static_cast<const char*>(src);
   const size_t row_bytes = static_cast<size_t>(cols) * elem_size;
@@ -72,6 +76,7 @@ void CpuBackend::copy_2d(void* dst, int64_t dst_row_stride, const void* src, int
 
 void CpuBackend::permute(const float* x, float* out, const std::vector<int64_t>& shape,
                          const std::vector<int64_t>& perm) {
+  GTPO_PRIMITIVE("permute");
   const int64_t rank = static_cast<int64_t>(shape.size());
   GTPO_CHECK(rank <= 8 && static_cast<int64_t>(perm.size()) == rank, "permute: rank ", rank, " unsupported");
   // in_strides[d]: stride of input dim d. For output coordinate, dim i walks input dim perm[i].
@@ -106,6 +111,7 @@ void CpuBackend::permute(const float* x, float* out, const std::vector<int64_t>&
 }
 
 double CpuBackend::sum_squares(const float* x, int64_t n) {
+  GTPO_PRIMITIVE("sum_squares");
   // Fixed chunks summed in chunk order: the result does not depend on the thread count.
   constexpr int64_t kChunk = 1 << 14;
   const int64_t chunks = (n + kChunk - 1) / kChunk;

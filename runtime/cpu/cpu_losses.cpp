@@ -12,6 +12,7 @@
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/cpu/cpu_vec_math.h"
 #include "runtime/parallel.h"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo {
 
@@ -80,6 +81,7 @@ int64_t row_grain(int64_t vocab) { return grain_for(8 * vocab); }
 
 void CpuBackend::cross_entropy_forward(const float* logits, const int32_t* targets, float* loss, float* lse,
                                        int64_t rows, int64_t vocab, int32_t ignore_index) {
+  GTPO_PRIMITIVE("cross_entropy_forward");
   parallel_for(rows, row_grain(vocab), [&](int64_t rb, int64_t re) {
     for (int64_t r = rb; r < re; ++r) {
       const int32_t t = targets[r];
@@ -101,6 +103,7 @@ void CpuBackend::cross_entropy_forward(const float* logits, const int32_t* targe
 void CpuBackend::cross_entropy_backward(const float* logits, const int32_t* targets, const float* lse,
                                         const float* grow, float* glogits, int64_t rows, int64_t vocab,
                                         int32_t ignore_index) {
+  GTPO_PRIMITIVE("cross_entropy_backward");
   parallel_for(rows, row_grain(vocab), [&](int64_t rb, int64_t re) {
     for (int64_t r = rb; r < re; ++r) {
       float* g = glogits + r * vocab;
@@ -121,6 +124,7 @@ void CpuBackend::cross_entropy_backward(const float* logits, const int32_t* targ
 void CpuBackend::logprob_entropy_forward(const float* logits, const int32_t* targets, float* logprob,
                                          float* entropy, float* lse, int64_t rows, int64_t vocab,
                                          float inv_temperature) {
+  GTPO_PRIMITIVE("logprob_entropy_forward");
   parallel_for(rows, row_grain(vocab), [&](int64_t rb, int64_t re) {
     for (int64_t r = rb; r < re; ++r) {
       const float* x = logits + r * vocab;
@@ -139,6 +143,7 @@ void CpuBackend::logprob_entropy_forward(const float* logits, const int32_t* tar
 void CpuBackend::logprob_entropy_backward(const float* logits, const int32_t* targets, const float* lse,
                                           const float* entropy, const float* glogprob, const float* gentropy,
                                           float* glogits, int64_t rows, int64_t vocab, float inv_temperature) {
+  GTPO_PRIMITIVE("logprob_entropy_backward");
   // dlogprob/dz_k = onehot_k - p_k,  dH/dz_k = -p_k (log p_k + H),  dz/dx = 1/T.
   parallel_for(rows, row_grain(vocab), [&](int64_t rb, int64_t re) {
     for (int64_t r = rb; r < re; ++r) {

@@ -9,6 +9,7 @@
 
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/parallel.h"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo {
 
@@ -68,6 +69,7 @@ void row_sums(int64_t r, int64_t count, int64_t cols, double* sums, Term term) {
 
 void CpuBackend::layer_norm_forward(const float* x, const float* weight, const float* bias, float* y, float* mean,
                                     float* rstd, int64_t rows, int64_t cols, float eps) {
+  GTPO_PRIMITIVE("layer_norm_forward");
   parallel_for(rows, grain_for(cols * 4), [&](int64_t rb, int64_t re) {
     for (int64_t r = rb; r < re; ++r) {
       const float* xr = x + r * cols;
@@ -96,6 +98,7 @@ void CpuBackend::layer_norm_forward(const float* x, const float* weight, const f
 void CpuBackend::layer_norm_backward(const float* x, const float* weight, const float* mean, const float* rstd,
                                      const float* gy, float* gx, float* gweight, float* gbias, int64_t rows,
                                      int64_t cols) {
+  GTPO_PRIMITIVE("layer_norm_backward");
   // With xhat = (x - mean) * rstd and g = gy * weight:
   //   gx = rstd * (g - mean(g) - xhat * mean(g * xhat))
   parallel_for(rows, grain_for(cols * 6), [&](int64_t rb, int64_t re) {
@@ -129,6 +132,7 @@ void CpuBackend::layer_norm_backward(const float* x, const float* weight, const 
 
 void CpuBackend::rms_norm_forward(const float* x, const float* weight, float* y, float* rstd, int64_t rows,
                                   int64_t cols, float eps) {
+  GTPO_PRIMITIVE("rms_norm_forward");
   parallel_for(rows, grain_for(cols * 3), [&](int64_t rb, int64_t re) {
     for (int64_t r = rb; r < re; r += kRowsTogether) {
       const int64_t count = std::min(kRowsTogether, re - r);
@@ -151,6 +155,7 @@ void CpuBackend::rms_norm_forward(const float* x, const float* weight, float* y,
 
 void CpuBackend::rms_norm_backward(const float* x, const float* weight, const float* rstd, const float* gy, float* gx,
                                    float* gweight, int64_t rows, int64_t cols) {
+  GTPO_PRIMITIVE("rms_norm_backward");
   // With xhat = x * rstd and g = gy * weight: gx = rstd * (g - xhat * mean(g * xhat)).
   parallel_for(rows, grain_for(cols * 5), [&](int64_t rb, int64_t re) {
     for (int64_t r = rb; r < re; r += kRowsTogether) {

@@ -5,11 +5,13 @@
 
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/parallel.h"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo {
 
 void CpuBackend::rope(const float* x, const int32_t* positions, float* out, int64_t rows, int64_t heads,
                       int64_t head_dim, const RopeFrequencies& freq, bool inverse) {
+  GTPO_PRIMITIVE("rope");
   // Angles are formed and their cos/sin taken in double, then rounded once to float: positions in the
   // thousands times frequencies near 1 would otherwise lose ~1e-4 rad to fp32 rounding of the angle.
   // The rotation itself runs in fp32.

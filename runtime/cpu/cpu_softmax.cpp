@@ -7,10 +7,12 @@
 
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/parallel.h"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo {
 
 void CpuBackend::softmax_forward(const float* x, float* y, int64_t rows, int64_t cols, bool log_softmax) {
+  GTPO_PRIMITIVE("softmax_forward");
   if (cols <= 0) return;
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   parallel_for(rows, grain_for(cols * 8), [&](int64_t rb, int64_t re) {
@@ -49,6 +51,7 @@ void CpuBackend::softmax_forward(const float* x, float* y, int64_t rows, int64_t
 
 void CpuBackend::softmax_backward(const float* y, const float* gy, float* gx, int64_t rows, int64_t cols,
                                   bool log_softmax) {
+  GTPO_PRIMITIVE("softmax_backward");
   if (cols <= 0) return;
   parallel_for(rows, grain_for(cols * 4), [&](int64_t rb, int64_t re) {
     for (int64_t r = rb; r < re; ++r) {

@@ -8,6 +8,7 @@
 
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/parallel.h"
+#include "runtime/primitive_profile.h"
 #include "runtime/token_choice.h"
 
 namespace gtpo {
@@ -169,6 +170,7 @@ int32_t choose_row(const float* x, double u, const TokenChoiceArgs& a, RowTerms&
 
 void CpuBackend::choose_tokens(const float* logits, const double* uniforms, int32_t* ids, int64_t rows,
                                int64_t vocab, const TokenChoiceArgs& args) {
+  GTPO_PRIMITIVE("choose_tokens");
   parallel_for(rows, grain_for(8 * args.choice_ids), [&](int64_t r0, int64_t r1) {
     RowTerms row;
     for (int64_t r = r0; r < r1; ++r)

@@ -3,14 +3,16 @@
 // The step scalars are computed on the host by the same expressions as the CPU backend, and each element
 // goes through adamw_element (cuda_elementwise_math.cuh), whose unfused IEEE operations round where the
 // CPU's do. So, sqrt and division being correctly rounded on both sides, a step gives the CPU's bits.
-#include "runtime/cuda/cuda_common.cuh"
 #include "runtime/cuda/cuda_adamw_kernels.cuh"
+#include "runtime/cuda/cuda_common.cuh"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo::cuda {
 
 void CudaBackend::adamw_step(float* param, const float* grad, float* m, float* v, int64_t n, float lr, float beta1,
                              float beta2, float eps, float weight_decay, float bias_correction1,
                              float bias_correction2) {
+  GTPO_PRIMITIVE("adamw_step");
   if (n <= 0) return;
   AdamwScalars k;
   k.lr = lr;

@@ -48,6 +48,7 @@
 #include "runtime/cuda/cuda_attention_backward.cuh"
 #include "runtime/cuda/cuda_attention_forward.cuh"
 #include "runtime/cuda/cuda_common.cuh"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo::cuda {
 
@@ -99,6 +100,7 @@ attn::Geom checked_geom(const AttentionArgs& args) {
 
 void CudaBackend::attention_forward(const AttentionArgs& args, const float* q, const float* k, const float* v,
                                     float* out, float* lse) {
+  GTPO_PRIMITIVE("attention_forward");
   const attn::Geom g = checked_geom(args);
   StreamExec ex{*this};
   attn::forward_plan(ex, g, q, k, v, out, lse);
@@ -107,6 +109,7 @@ void CudaBackend::attention_forward(const AttentionArgs& args, const float* q, c
 void CudaBackend::attention_backward(const AttentionArgs& args, const float* q, const float* k, const float* v,
                                      const float* out, const float* lse, const float* gout, float* gq, float* gk,
                                      float* gv) {
+  GTPO_PRIMITIVE("attention_backward");
   const attn::Geom g = checked_geom(args);
   StreamExec ex{*this};
   attn::backward_plan(ex, g, q, k, v, out, lse, gout, gq, gk, gv);

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "runtime/cuda/cuda_common.cuh"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo::cuda {
 
@@ -54,6 +55,11 @@ CudaBackend::CudaBackend(int device_index)
 CudaBackend::~CudaBackend() {
   // Process teardown may already have unloaded the driver; errors here are ignored on purpose.
   cudaStreamSynchronize(stream_of(*this));
+  for (CUevent_st* e : free_events_) cudaEventDestroy(e);
+  for (const PendingTiming& t : pending_timings_) {
+    cudaEventDestroy(t.start);
+    cudaEventDestroy(t.stop);
+  }
   allocator_.release_cached();
   if (scratch_) cudaFree(scratch_);
   if (cublas_workspace_) cudaFree(cublas_workspace_);
@@ -94,12 +100,14 @@ void* CudaBackend::allocate(size_t bytes) { return allocator_.allocate(bytes); }
 void CudaBackend::deallocate(void* ptr, size_t bytes) { allocator_.deallocate(ptr, bytes); }
 
 void CudaBackend::copy_from_host(void* dst, const void* host_src, size_t bytes) {
+  GTPO_PRIMITIVE("copy_from_host");
   if (!bytes) return;
   // Synchronous on purpose: the host buffer may be a temporary that dies right after the call.
   GTPO_CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream_of(*this)));
   GTPO_CUDA_CHECK(cudaStreamSynchronize(stream_of(*this)));
 }
 void CudaBackend::copy_to_host(void* host_dst, const void* src, size_t bytes) {
+  GTPO_PRIMITIVE("copy_to_host");
   if (!bytes) return;
   GTPO_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream_of(*this)));
   GTPO_CUDA_CHECK(cudaStreamSynchronize(stream_of(*this)));
@@ -113,6 +121,7 @@ void CudaBackend::free_host(void* ptr) {
   if (ptr) cudaFreeHost(ptr);  // no check: called from destructors; a failure here leaks nothing we can reclaim
 }
 void CudaBackend::copy(void* dst, const void* src, size_t bytes) {
+  GTPO_PRIMITIVE("copy");
   if (!bytes || dst == src) return;
   GTPO_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_of(*this)));
 }
@@ -126,11 +135,13 @@ __global__ void fill_kernel(T* dst, T value, int64_t n) {
 }  // namespace
 
 void CudaBackend::fill(float* dst, float value, int64_t n) {
+  GTPO_PRIMITIVE("fill");
   if (n <= 0) return;
   fill_kernel<<<grid_for(n, 256), 256, 0, stream_of(*this)>>>(dst, value, n);
   GTPO_CUDA_CHECK_LAUNCH();
 }
 void CudaBackend::fill_i32(int32_t* dst, int32_t value, int64_t n) {
+  GTPO_PRIMITIVE("fill_i32");
   if (n <= 0) return;
   fill_kernel<<<grid_for(n, 256), 256, 0, stream_of(*this)>>>(dst, value, n);
   GTPO_CUDA_CHECK_LAUNCH();

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "runtime/backend.h"
 #include "runtime/caching_allocator.h"
@@ -14,6 +15,7 @@
 // Opaque CUDA handle types, so that including this header needs no CUDA headers.
 struct CUstream_st;
 struct cublasContext;
+struct CUevent_st;
 
 namespace gtpo::cuda {
 
@@ -100,7 +102,24 @@ class CudaBackend final : public Backend {
   // single stream orders the reuse. Grows, never shrinks.
   void* scratch(size_t bytes);
 
+ protected:
+  // Per-primitive timing by CUDA events (cuda_profile.cpp): a pair per call, resolved in batches.
+  void start_timing(const char* name) override;
+  void stop_timing() override;
+  void flush_timings() override;
+
  private:
+  struct PendingTiming {
+    const char* name;
+    CUevent_st* start;
+    CUevent_st* stop;
+  };
+  CUevent_st* take_event();
+  std::vector<CUevent_st*> free_events_;
+  std::vector<PendingTiming> pending_timings_;
+  const char* timing_name_ = nullptr;
+  CUevent_st* timing_start_ = nullptr;
+
   int device_index_ = 0;
   CUstream_st* stream_ = nullptr;
   cublasContext* cublas_ = nullptr;

@@ -6,6 +6,7 @@
 // out == a full operand) are safe, as they are on the CPU.
 #include "runtime/cuda/cuda_common.cuh"
 #include "runtime/cuda/cuda_elementwise_kernels.cuh"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo::cuda {
 
@@ -37,6 +38,7 @@ void launch_binary(cudaStream_t stream, const float* a, const float* b, float* o
 }  // namespace
 
 void CudaBackend::unary(UnaryOp op, const float* x, float* y, int64_t n, float s) {
+  GTPO_PRIMITIVE("unary");
   if (n <= 0) return;
   const cudaStream_t st = stream_of(*this);
   switch (op) {
@@ -60,6 +62,7 @@ void CudaBackend::unary(UnaryOp op, const float* x, float* y, int64_t n, float s
 
 void CudaBackend::unary_backward(UnaryOp op, const float* x, const float* y, const float* gy, float* gx, int64_t n,
                                  float s) {
+  GTPO_PRIMITIVE("unary_backward");
   if (n <= 0) return;
   const cudaStream_t st = stream_of(*this);
   switch (op) {
@@ -82,6 +85,7 @@ void CudaBackend::unary_backward(UnaryOp op, const float* x, const float* y, con
 }
 
 void CudaBackend::binary(BinaryOp op, const float* a, const float* b, float* out, const BinaryPlan& plan) {
+  GTPO_PRIMITIVE("binary");
   if (plan.rows <= 0 || plan.cols <= 0) return;
   const cudaStream_t st = stream_of(*this);
   switch (op) {

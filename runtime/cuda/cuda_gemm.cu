@@ -9,6 +9,7 @@
 
 #include "runtime/cuda/cuda_common.cuh"
 #include "runtime/cuda/cuda_index_math.cuh"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo::cuda {
 
@@ -57,6 +58,7 @@ void run_cublas(cublasHandle_t handle, const ColumnMajorGemm& cm, float alpha, f
 }  // namespace
 
 void CudaBackend::gemm(const GemmArgs& g) {
+  GTPO_PRIMITIVE("gemm");
   if (g.m <= 0 || g.n <= 0 || g.batch <= 0) return;
   const cudaStream_t stream = stream_of(*this);
   if (g.k <= 0) {

@@ -8,10 +8,12 @@
 
 #include "runtime/cuda/cuda_common.cuh"
 #include "runtime/cuda/cuda_layout_kernels.cuh"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo::cuda {
 
 void CudaBackend::reduce_sum(const float* x, float* out, int64_t outer, int64_t len, int64_t inner, float scale) {
+  GTPO_PRIMITIVE("reduce_sum");
   const int64_t n = outer * inner;
   if (n <= 0) return;
   if (reduce_sum_in_two_passes(n, len)) {
@@ -31,6 +33,7 @@ void CudaBackend::reduce_sum(const float* x, float* out, int64_t outer, int64_t 
 }
 
 void CudaBackend::expand_axis(const float* x, float* out, int64_t outer, int64_t len, int64_t inner, float scale) {
+  GTPO_PRIMITIVE("expand_axis");
   const int64_t n = outer * len * inner;
   if (n <= 0) return;
   expand_axis_kernel<<<grid_for(n, kLayoutThreads), kLayoutThreads, 0, stream_of(*this)>>>(x, out, outer, len, inner,
@@ -40,6 +43,7 @@ void CudaBackend::expand_axis(const float* x, float* out, int64_t outer, int64_t
 
 void CudaBackend::copy_2d(void* dst, int64_t dst_row_stride, const void* src, int64_t src_row_stride, int64_t rows,
                           int64_t cols, size_t elem_size) {
+  GTPO_PRIMITIVE("copy_2d");
   if (rows <= 0 || cols <= 0 || elem_size == 0) return;
   const int64_t elem = static_cast<int64_t>(elem_size);
   const int64_t width = cols * elem;
@@ -66,6 +70,7 @@ void CudaBackend::copy_2d(void* dst, int64_t dst_row_stride, const void* src, in
 
 void CudaBackend::permute(const float* x, float* out, const std::vector<int64_t>& shape,
                           const std::vector<int64_t>& perm) {
+  GTPO_PRIMITIVE("permute");
   const PermutePlan plan = make_permute_plan(shape, perm);
   if (plan.numel <= 0) return;
   permute_kernel<<<grid_for(plan.numel, kLayoutThreads), kLayoutThreads, 0, stream_of(*this)>>>(x, out, plan);
@@ -73,6 +78,7 @@ void CudaBackend::permute(const float* x, float* out, const std::vector<int64_t>
 }
 
 double CudaBackend::sum_squares(const float* x, int64_t n) {
+  GTPO_PRIMITIVE("sum_squares");
   const SumSquaresPlan plan = plan_sum_squares(n);
   if (plan.blocks == 0) return 0.0;
   const cudaStream_t stream = stream_of(*this);

@@ -7,11 +7,13 @@
 // target's column writes its special value, so no element is written twice.
 #include "runtime/cuda/cuda_common.cuh"
 #include "runtime/cuda/cuda_losses_kernels.cuh"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo::cuda {
 
 void CudaBackend::cross_entropy_forward(const float* logits, const int32_t* targets, float* loss, float* lse,
                                         int64_t rows, int64_t vocab, int32_t ignore_index) {
+  GTPO_PRIMITIVE("cross_entropy_forward");
   if (rows <= 0 || vocab <= 0) return;
   cross_entropy_forward_kernel<<<row_grid(rows), row_threads(vocab), 0, stream_of(*this)>>>(
       logits, targets, loss, lse, rows, vocab, ignore_index);
@@ -21,6 +23,7 @@ void CudaBackend::cross_entropy_forward(const float* logits, const int32_t* targ
 void CudaBackend::cross_entropy_backward(const float* logits, const int32_t* targets, const float* lse,
                                          const float* grow, float* glogits, int64_t rows, int64_t vocab,
                                          int32_t ignore_index) {
+  GTPO_PRIMITIVE("cross_entropy_backward");
   if (rows <= 0 || vocab <= 0) return;
   cross_entropy_backward_kernel<<<row_grid(rows), row_threads(vocab), 0, stream_of(*this)>>>(
       logits, targets, lse, grow, glogits, rows, vocab, ignore_index);
@@ -29,6 +32,7 @@ void CudaBackend::cross_entropy_backward(const float* logits, const int32_t* tar
 
 void CudaBackend::logprob_entropy_forward(const float* logits, const int32_t* targets, float* logprob, float* entropy,
                                           float* lse, int64_t rows, int64_t vocab, float inv_temperature) {
+  GTPO_PRIMITIVE("logprob_entropy_forward");
   if (rows <= 0 || vocab <= 0) return;
   logprob_entropy_forward_kernel<<<row_grid(rows), row_threads(vocab), 0, stream_of(*this)>>>(
       logits, targets, logprob, entropy, lse, rows, vocab, inv_temperature);
@@ -38,6 +42,7 @@ void CudaBackend::logprob_entropy_forward(const float* logits, const int32_t* ta
 void CudaBackend::logprob_entropy_backward(const float* logits, const int32_t* targets, const float* lse,
                                            const float* entropy, const float* glogprob, const float* gentropy,
                                            float* glogits, int64_t rows, int64_t vocab, float inv_temperature) {
+  GTPO_PRIMITIVE("logprob_entropy_backward");
   if (rows <= 0 || vocab <= 0) return;
   logprob_entropy_backward_kernel<<<row_grid(rows), row_threads(vocab), 0, stream_of(*this)>>>(
       logits, targets, lse, entropy, glogprob, gentropy, glogits, rows, vocab, inv_temperature);

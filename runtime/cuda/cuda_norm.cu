@@ -11,6 +11,7 @@
 // the result is deterministic.
 #include "runtime/cuda/cuda_common.cuh"
 #include "runtime/cuda/cuda_norm_kernels.cuh"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo::cuda {
 
@@ -42,6 +43,7 @@ void norm_param_grads(CudaBackend& be, const float* x, const float* mean, const 
 // cols == 0 still writes mean and rstd (0 and 1/sqrt(eps)), as the CPU does.
 void CudaBackend::layer_norm_forward(const float* x, const float* weight, const float* bias, float* y, float* mean,
                                      float* rstd, int64_t rows, int64_t cols, float eps) {
+  GTPO_PRIMITIVE("layer_norm_forward");
   if (rows <= 0) return;
   layer_norm_forward_kernel<<<row_grid(rows), row_threads(cols), 0, stream_of(*this)>>>(x, weight, bias, y, mean,
                                                                                          rstd, rows, cols, eps);
@@ -52,6 +54,7 @@ void CudaBackend::layer_norm_forward(const float* x, const float* weight, const 
 void CudaBackend::layer_norm_backward(const float* x, const float* weight, const float* mean, const float* rstd,
                                       const float* gy, float* gx, float* gweight, float* gbias, int64_t rows,
                                       int64_t cols) {
+  GTPO_PRIMITIVE("layer_norm_backward");
   if (cols <= 0) return;
   if (rows > 0) {
     layer_norm_backward_kernel<<<row_grid(rows), row_threads(cols), 0, stream_of(*this)>>>(x, weight, mean, rstd, gy,
@@ -63,6 +66,7 @@ void CudaBackend::layer_norm_backward(const float* x, const float* weight, const
 
 void CudaBackend::rms_norm_forward(const float* x, const float* weight, float* y, float* rstd, int64_t rows,
                                    int64_t cols, float eps) {
+  GTPO_PRIMITIVE("rms_norm_forward");
   if (rows <= 0) return;
   rms_norm_forward_kernel<<<row_grid(rows), row_threads(cols), 0, stream_of(*this)>>>(x, weight, y, rstd, rows, cols,
                                                                                        eps);
@@ -71,6 +75,7 @@ void CudaBackend::rms_norm_forward(const float* x, const float* weight, float* y
 
 void CudaBackend::rms_norm_backward(const float* x, const float* weight, const float* rstd, const float* gy, float* gx,
                                     float* gweight, int64_t rows, int64_t cols) {
+  GTPO_PRIMITIVE("rms_norm_backward");
   if (cols <= 0) return;
   if (rows > 0) {
     rms_norm_backward_kernel<<<row_grid(rows), row_threads(cols), 0, stream_of(*this)>>>(x, weight, rstd, gy, gx, rows,

@@ -6,6 +6,7 @@
 // rounded once to float, as on the CPU; the rotation itself is fp32, unfused.
 #include "runtime/cuda/cuda_common.cuh"
 #include "runtime/cuda/cuda_rope_kernels.cuh"
+#include "runtime/primitive_profile.h"
 
 namespace gtpo::cuda {
 
@@ -13,6 +14,7 @@ namespace gtpo::cuda {
 // as on the CPU.
 void CudaBackend::rope(const float* x, const int32_t* positions, float* out, int64_t rows, int64_t heads,
                        int64_t head_dim, const RopeFrequencies& freq, bool inverse) {
+  GTPO_PRIMITIVE("rope");
   const int64_t half = head_dim / 2;
   if (rows <= 0 || heads <= 0 || half <= 0) return;
   if (half > kMaxRopeHalf) fail("cuda rope: head_dim ", head_dim, " is larger than supported (", 2 * kMaxRopeHalf, ")");

@@ -91,3 +91,37 @@ TEST_CASE("apps: bench FLOPs follow torch_bench.py and bad flags are errors", "[
   CHECK_THROWS_WITH(bench_json({"--workload", "sgemm", "--shape", "huge"}),
                     Contains("sgemm --shape must be small (the training workloads' products), quickstart"));
 }
+
+TEST_CASE("apps: bench --profile times every primitive of the timed runs; --token-choice is for cuda",
+          "[apps][bench]") {
+  const json plain = bench_json({"--workload", "train", "--shape", "tiny", "--runs", "1", "--warmup", "0"});
+  CHECK_FALSE(plain.contains("profile"));
+  const json train =
+      bench_json({"--workload", "train", "--shape", "tiny", "--runs", "2", "--warmup", "1", "--profile"});
+  REQUIRE(train["profile"].is_array());
+  double share = 0.0, ms = 0.0;
+  std::map<std::string, double> calls;
+  for (const json& p : train["profile"]) {
+    calls[p["primitive"].get<std::string>()] = p["calls_per_run"].get<double>();
+    share += p["share"].get<double>();
+    ms += p["ms_per_run"].get<double>();
+  }
+  CHECK(share == Approx(1.0));
+  CHECK(ms <= train["step_s"].get<double>() * 1e3 * 1.5);  // within a step (medians: some slack)
+  // A training step: products forward and backward, a loss, and one AdamW call per parameter tensor.
+  CHECK(calls["gemm"] >= 3);
+  CHECK(calls["cross_entropy_forward"] == 1);
+  CHECK(calls["cross_entropy_backward"] == 1);
+  CHECK(calls["adamw_step"] >= 4);
+  CHECK(gtpo::backend_for(gtpo::Device::cpu).profiling() == false);  // switched off after the run
+
+  const json rollout =
+      bench_json({"--workload", "rollout", "--shape", "tiny", "--runs", "1", "--warmup", "0"});
+  CHECK(rollout["token_choice"] == "cpu");
+  CHECK(rollout["tokens_digest"].get<std::string>().size() == 16);
+  const json again = bench_json({"--workload", "rollout", "--shape", "tiny", "--runs", "1", "--warmup", "0"});
+  CHECK(again["tokens_digest"] == rollout["tokens_digest"]);  // the same seed, the same tokens
+  CHECK_THROWS_WITH(bench_json({"--workload", "sgemm", "--profile"}), Contains("--profile applies to train"));
+  CHECK_THROWS_WITH(bench_json({"--workload", "rollout", "--token-choice", "device"}),
+                    Contains("--token-choice applies to --workload rollout on --device cuda only"));
+}
