@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/cpu/cpu_backend.h"
+#include "runtime/cpu/cpu_vec_math.h"
 #include "runtime/parallel.h"
 #include "runtime/primitive_profile.h"
 #include "runtime/token_choice.h"
@@ -16,11 +17,11 @@ namespace gtpo {
 namespace {
 
 using token_choice::choice_key;
-using token_choice::choice_weight;
 constexpr int64_t kLanes = token_choice::kTokenChoiceLanes;
 constexpr int kWarp = 32;
 
-// One row's keys and weights (runtime/token_choice.h), computed once and read by every pass.
+// One row's keys and weights (runtime/token_choice.h), computed once and read by every pass. Without a cut
+// (tau 0 keeps every id) the keys are left empty: only the degenerate draw needs them then.
 struct RowTerms {
   std::vector<uint32_t> key;
   std::vector<float> weight;
@@ -52,10 +53,11 @@ double block_sum_of(const double* lanes) {
 // Each lane's sum of the weights with key >= tau, in its ids' order.
 void lane_sums(const RowTerms& row, int64_t n, uint32_t tau, double* lanes) {
   std::fill(lanes, lanes + kLanes, 0.0);
+  const bool every_id = row.key.empty();
   for (int64_t base = 0; base < n; base += kLanes) {
     const int64_t m = std::min(kLanes, n - base);
     for (int64_t t = 0; t < m; ++t)
-      if (row.key[base + t] >= tau) lanes[t] += static_cast<double>(row.weight[base + t]);
+      if (every_id || row.key[base + t] >= tau) lanes[t] += static_cast<double>(row.weight[base + t]);
   }
 }
 
@@ -103,8 +105,13 @@ uint32_t top_p_threshold(RowTerms& row, int64_t n, uint32_t tau, float top_p) {
   return row.sorted[lo];
 }
 
+void fill_keys(const float* x, int64_t n, float inv_t, RowTerms& row) {
+  row.key.resize(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) row.key[static_cast<size_t>(k)] = choice_key(x[k] * inv_t);
+}
+
 // The inverse CDF over the kept ids in lane order (runtime/token_choice.h, "Draw").
-int32_t draw(const RowTerms& row, int64_t n, uint32_t tau, double u) {
+int32_t draw(const float* x, float inv_t, RowTerms& row, int64_t n, uint32_t tau, double u) {
   double lanes[kLanes];
   lane_sums(row, n, tau, lanes);
   double total = 0.0;
@@ -113,7 +120,10 @@ int32_t draw(const RowTerms& row, int64_t n, uint32_t tau, double u) {
     total += lanes[t];
     if (lanes[t] > 0.0) last_with_weight = t;
   }
-  if (!(total > 0.0)) return largest_key_id(row.key.data(), n);
+  if (!(total > 0.0)) {
+    if (row.key.empty()) fill_keys(x, n, inv_t, row);
+    return largest_key_id(row.key.data(), n);
+  }
   const double target = u * total;
   double before = 0.0;  // the running total of the lanes before the chosen one
   int64_t lane = -1;
@@ -132,7 +142,7 @@ int32_t draw(const RowTerms& row, int64_t n, uint32_t tau, double u) {
   double running = before;
   int64_t last = -1;
   for (int64_t k = lane; k < n; k += kLanes) {
-    if (row.key[k] < tau || !(row.weight[k] > 0.0f)) continue;
+    if ((!row.key.empty() && row.key[k] < tau) || !(row.weight[k] > 0.0f)) continue;
     running += static_cast<double>(row.weight[k]);
     last = k;
     if (target < running) break;
@@ -153,17 +163,21 @@ int32_t choose_row(const float* x, double u, const TokenChoiceArgs& a, RowTerms&
   float max_x = -INFINITY;
   for (int64_t k = 0; k < n; ++k) max_x = std::max(max_x, x[k]);  // NaN skipped, as fmaxf on the GPU
   const float m = max_x * inv_t;  // inv_t > 0: the max of the products is the product of the max
-  row.key.resize(static_cast<size_t>(n));
+  // choice_weight, in a loop that vectorises: cpu_math::exp_any has cuda::exp_any's bits.
   row.weight.resize(static_cast<size_t>(n));
+  float* w = row.weight.data();
   for (int64_t k = 0; k < n; ++k) {
-    const float z = x[k] * inv_t;
-    row.key[static_cast<size_t>(k)] = choice_key(z);
-    row.weight[static_cast<size_t>(k)] = choice_weight(z, m);
+    const float d = x[k] * inv_t - m;
+    const float e = cpu_math::exp_any(d);
+    w[k] = d == d ? e : 0.0f;
   }
+  const bool top_k = a.top_k > 0 && a.top_k < n, top_p = a.top_p < 1.0f;
+  row.key.clear();
+  if (top_k || top_p) fill_keys(x, n, inv_t, row);
   uint32_t tau = 0;
-  if (a.top_k > 0 && a.top_k < n) tau = top_k_threshold(row, n, a.top_k);
-  if (a.top_p < 1.0f) tau = top_p_threshold(row, n, tau, a.top_p);
-  return draw(row, n, tau, u);
+  if (top_k) tau = top_k_threshold(row, n, a.top_k);
+  if (top_p) tau = top_p_threshold(row, n, tau, a.top_p);
+  return draw(x, inv_t, row, n, tau, u);
 }
 
 }  // namespace
