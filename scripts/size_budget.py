@@ -20,9 +20,9 @@ FOLDER_CAPS = {
     "data": 9000,
     "model": 2300,
     "rl": 8300,
-    "runtime": 12900,
+    "runtime": 13300,
     "tests": 18100,
-    "scripts": 4150,
+    "scripts": 4200,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).
 FUNCTION_FOLDERS = ("apps", "data", "model", "rl", "runtime")

@@ -92,7 +92,7 @@ TEST_CASE("apps: bench FLOPs follow torch_bench.py and bad flags are errors", "[
                     Contains("sgemm --shape must be small (the training workloads' products), quickstart"));
 }
 
-TEST_CASE("apps: bench --profile times every primitive of the timed runs; --token-choice is for cuda",
+TEST_CASE("apps: bench --profile times every primitive of the timed runs, and --token-choice is for cuda",
           "[apps][bench]") {
   const json plain = bench_json({"--workload", "train", "--shape", "tiny", "--runs", "1", "--warmup", "0"});
   CHECK_FALSE(plain.contains("profile"));
