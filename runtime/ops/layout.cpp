@@ -276,8 +276,15 @@ void write_positions(const Tensor& dst, const Tensor& src, int64_t at, const std
   for (int64_t b = 0; b < B; ++b) {
     const int32_t r = rows[static_cast<std::size_t>(b)];
     GTPO_CHECK(r >= 0 && r < dst.size(0), "write_positions: row ", r, " outside dst's ", dst.size(0));
-    dst.backend().copy_2d(base + r * C * row, C * row, src.data() + b * T * row, T * row, 1, T * row,
-                          sizeof(float));
+  }
+  // One strided copy per run of consecutive rows (a decode batch loses only its finished rows).
+  for (int64_t b = 0; b < B;) {
+    int64_t end = b + 1;
+    while (end < B && rows[static_cast<std::size_t>(end)] == rows[static_cast<std::size_t>(end - 1)] + 1)
+      ++end;
+    dst.backend().copy_2d(base + rows[static_cast<std::size_t>(b)] * C * row, C * row,
+                          src.data() + b * T * row, T * row, end - b, T * row, sizeof(float));
+    b = end;
   }
 }
 

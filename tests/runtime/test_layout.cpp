@@ -261,6 +261,19 @@ TEST_CASE("write_positions: a KV cache's append, by entry or into named rows, on
             src_values[static_cast<size_t>(4 + t * 2 + f)];
       }
     CHECK(named.to_vector() == want_named);
+    // A run of consecutive rows (one strided copy) and a row after a gap: entries 0-2 -> rows 0, 1 and 3.
+    Tensor runs = Tensor::zeros({4, 4, 2}, device);
+    std::vector<float> three(12);
+    for (size_t i = 0; i < three.size(); ++i) three[i] = static_cast<float>(i + 1);
+    ops::write_positions(runs, Tensor::from_vector(three, {3, 2, 2}, device), 1, {0, 1, 3});
+    std::vector<float> want_runs(32, 0.0f);
+    const int rows_of[] = {0, 1, 3};
+    for (int b = 0; b < 3; ++b)
+      for (int t = 0; t < 2; ++t)
+        for (int f = 0; f < 2; ++f)
+          want_runs[static_cast<size_t>(rows_of[b] * 8 + (1 + t) * 2 + f)] =
+              three[static_cast<size_t>(b * 4 + t * 2 + f)];
+    CHECK(runs.to_vector() == want_runs);
     CHECK_THROWS_WITH(ops::write_positions(dst, src, 3), Contains("positions [3, 5) exceed the 4 of dst"));
     CHECK_THROWS_WITH(ops::write_positions(dst, src, 0, {0, 3}), Contains("row 3 outside dst's 3"));
     CHECK_THROWS_WITH(ops::write_positions(dst, Tensor::zeros({2, 2, 3}, device), 0),
