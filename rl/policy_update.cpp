@@ -72,6 +72,19 @@ ScoredMicroBatch lay_out(const RolloutBatch& batch, const std::vector<int64_t>& 
   return mb;
 }
 
+// The sampler/trainer gap |log π_train − log π_sampler| over the loss tokens of the step's first update,
+// where π_train is the policy the sampler ran (no optimiser step yet): largest, sum and count.
+struct SamplerGap {
+  double max = 0.0, sum = 0.0;
+  int64_t tokens = 0;
+};
+
+// What one micro-batch reports (gathered across ranks as plain bytes).
+struct MicroMetrics {
+  PolicyLossMetrics loss;
+  SamplerGap gap;
+};
+
 void accumulate(PolicyLossMetrics& total, const PolicyLossMetrics& m) {
   const double w = static_cast<double>(m.tokens);
   total.loss += m.loss;
@@ -91,14 +104,14 @@ void accumulate(PolicyLossMetrics& total, const PolicyLossMetrics& m) {
 
 // Every rank's per-micro-batch metrics of one mini-batch, in micro-batch order (ranks hold contiguous
 // blocks of micro-batches), so that every rank accumulates them exactly as one process would.
-std::vector<PolicyLossMetrics> gather_metrics(dist::Communicator& comm, const std::vector<PolicyLossMetrics>& mine) {
+std::vector<MicroMetrics> gather_metrics(dist::Communicator& comm, const std::vector<MicroMetrics>& mine) {
   if (comm.size() == 1) return mine;
   dist::ByteWriter w;
   w.put_vector(mine);
-  std::vector<PolicyLossMetrics> all;
+  std::vector<MicroMetrics> all;
   for (const std::vector<uint8_t>& part : comm.allgather(w.bytes(), "loss metrics")) {
     dist::ByteReader r(part);
-    for (const PolicyLossMetrics& m : r.get_vector<PolicyLossMetrics>()) all.push_back(m);
+    for (const MicroMetrics& m : r.get_vector<MicroMetrics>()) all.push_back(m);
   }
   return all;
 }
@@ -134,6 +147,7 @@ struct Update {
   std::vector<uint8_t> computed_here;  // items whose loss this rank computed
   // rl.rollout_correction: log π_old of every response token as the trainer scores it; empty = the sampler's.
   std::vector<std::vector<float>> trainer_old;
+  bool measure_gap = false;  // in the step's first mini-batch, without rl.rollout_correction's own measure
 
   const std::vector<float>& old_logprobs(int64_t item) const {
     return trainer_old.empty() ? batch.items[static_cast<size_t>(item)].sample.logprobs
@@ -271,8 +285,27 @@ PolicyLossInputs loss_inputs(const Update& u, const MiniBatch& mb, const std::ve
   return in;
 }
 
+// SamplerGap over the loss tokens of ROWS, from the trainer's log-probs laid out as in mbatch.
+SamplerGap sampler_gap(const Update& u, const std::vector<int64_t>& rows, const ScoredMicroBatch& mbatch,
+                       const std::vector<float>& trainer) {
+  SamplerGap gap;
+  for (size_t row = 0; row < rows.size(); ++row) {
+    const model::Sample& s = u.batch.items[static_cast<size_t>(rows[row])].sample;
+    const std::vector<uint8_t>& in_loss = u.adv.responses[static_cast<size_t>(rows[row])].loss_mask;
+    for (size_t t = 0; t < in_loss.size(); ++t) {
+      if (!in_loss[t]) continue;
+      const double d =
+          std::abs(static_cast<double>(trainer[static_cast<size_t>(mbatch.first[row]) + t]) - s.logprobs[t]);
+      gap.max = std::max(gap.max, d);
+      gap.sum += d;
+      ++gap.tokens;
+    }
+  }
+  return gap;
+}
+
 // Forward, loss and backward of one micro-batch (gradients accumulate); its items' clip statuses.
-PolicyLossMetrics run_micro_batch(Update& u, const MiniBatch& mb, const std::vector<int64_t>& rows) {
+MicroMetrics run_micro_batch(Update& u, const MiniBatch& mb, const std::vector<int64_t>& rows) {
   const ScoredMicroBatch mbatch =
       lay_out(u.batch, rows, u.rl.share_prompts, u.options.pad_id, u.policy.device());
   PolicyLossInputs in = loss_inputs(u, mb, rows, mbatch);
@@ -282,7 +315,9 @@ PolicyLossMetrics run_micro_batch(Update& u, const MiniBatch& mb, const std::vec
     in.ref_logprobs = mbatch.score(*u.reference, u.options.temperature).logprob.to_vector();
   }
   ops::LogprobEntropy lp_ent = mbatch.score(u.policy, u.options.temperature);
-  PolicyLossMetrics m;
+  MicroMetrics out;
+  if (u.measure_gap) out.gap = sampler_gap(u, rows, mbatch, lp_ent.logprob.to_vector());
+  PolicyLossMetrics& m = out.loss;
   ClipStatus clip;
   // Detached entropies still feed the entropy metric when there is no entropy bonus.
   const bool entropy_needed = u.rl.entropy_coef != 0.0;
@@ -293,11 +328,11 @@ PolicyLossMetrics run_micro_batch(Update& u, const MiniBatch& mb, const std::vec
     const int64_t item = rows[row];
     const model::Sample& s = u.batch.items[static_cast<size_t>(item)].sample;
     u.computed_here[static_cast<size_t>(item)] = 1;
-    ClipStatus& out = u.stats.clip[static_cast<size_t>(item)];
-    out.assign(s.tokens.size(), 0);
-    for (size_t t = 0; t < s.tokens.size(); ++t) out[t] = clip[static_cast<size_t>(mbatch.first[row]) + t];
+    ClipStatus& status = u.stats.clip[static_cast<size_t>(item)];
+    status.assign(s.tokens.size(), 0);
+    for (size_t t = 0; t < s.tokens.size(); ++t) status[t] = clip[static_cast<size_t>(mbatch.first[row]) + t];
   }
-  return m;
+  return out;
 }
 
 // rl.rollout_correction: π_old of every item with a loss token as the trainer scores it (no gradient), in
@@ -380,13 +415,24 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
       const auto micro = micro_batches(u, mb);
       // With several ranks, the micro-batches one process would run are dealt out in contiguous blocks.
       const dist::Share share = dist::share_of(static_cast<int64_t>(micro.size()), comm.rank(), comm.size());
-      std::vector<PolicyLossMetrics> micro_metrics;
+      std::vector<MicroMetrics> micro_metrics;
+      u.measure_gap = stats.optimizer_steps == 0 && u.trainer_old.empty();
       for (int64_t m = share.first; m < share.last; ++m) {
         std::vector<int64_t> rows;  // the items of this micro-batch, in row order
         for (size_t a : micro[static_cast<size_t>(m)]) rows.push_back(mb.active[a]);
         micro_metrics.push_back(run_micro_batch(u, mb, rows));
       }
-      for (const PolicyLossMetrics& m : gather_metrics(comm, micro_metrics)) accumulate(stats.loss, m);
+      SamplerGap gap;
+      for (const MicroMetrics& m : gather_metrics(comm, micro_metrics)) {
+        accumulate(stats.loss, m.loss);
+        gap.max = std::max(gap.max, m.gap.max);
+        gap.sum += m.gap.sum;
+        gap.tokens += m.gap.tokens;
+      }
+      if (u.measure_gap) {
+        stats.sampler_gap_max = gap.max;
+        stats.sampler_gap_mean = gap.tokens > 0 ? gap.sum / static_cast<double>(gap.tokens) : 0.0;
+      }
       const dist::OptimizerStepResult step =
           dist::optimizer_step(comm, optimizer, options.grad_clip, options.lr);
       stats.grad_norm = step.grad_norm;

@@ -28,9 +28,10 @@ struct UpdateStats {
   int64_t optimizer_steps = 0;
   int64_t tokens = 0;      // response tokens that entered the loss, summed over epochs
   std::vector<ClipStatus> clip;  // per item of the batch, from the last epoch
-  // rl.rollout_correction, over the loss tokens: |log π_old − log π_sampler| (π_old as the trainer scores it)
-  // largest and mean, and the share of tokens whose ρ = π_old/π_sampler is above the cap (truncated or
-  // masked).
+  // The sampler/trainer gap |log π_train − log π_sampler| before the step's first optimiser step, largest
+  // and mean over the loss tokens: from the forward of the first mini-batch (its tokens), or with
+  // rl.rollout_correction from its scoring of the whole batch. And rl.rollout_correction's share of
+  // tokens whose ρ = π_old/π_sampler is above the cap (truncated or masked).
   double sampler_gap_max = 0.0, sampler_gap_mean = 0.0, correction_frac = 0.0;
   dist::Traffic traffic;  // this rank's bytes for the optimiser steps' exchanges (several ranks), summed
   double seconds_exchange = 0.0;  // and the time in them

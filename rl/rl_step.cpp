@@ -136,11 +136,10 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
   r.metrics["logprob_adv_cov"] = std::isnan(cov) ? nlohmann::json() : nlohmann::json(cov);
   if (config.rl.policy_loss == PolicyLossKind::ClipCov || config.rl.policy_loss == PolicyLossKind::KlCov)
     r.metrics["cov_frac"] = r.update.loss.cov_frac;
-  if (config.rl.rollout_correction != RolloutCorrection::None) {
-    r.metrics["sampler_gap_max"] = r.update.sampler_gap_max;
-    r.metrics["sampler_gap_mean"] = r.update.sampler_gap_mean;
+  r.metrics["sampler_gap_max"] = r.update.sampler_gap_max;
+  r.metrics["sampler_gap_mean"] = r.update.sampler_gap_mean;
+  if (config.rl.rollout_correction != RolloutCorrection::None)
     r.metrics["correction_frac"] = r.update.correction_frac;
-  }
   if (m.comm.size() > 1) {  // what the optimiser steps cost this rank (rank 0 writes the metrics)
     const double steps = static_cast<double>(std::max<int64_t>(r.update.optimizer_steps, 1));
     r.metrics["dist_bytes_sent"] = static_cast<double>(r.update.traffic.sent) / steps;

@@ -270,7 +270,8 @@ if [ "${statuses[-1]}" = "PASS" ]; then
   if [ "$steps" -ne 20 ]; then
     fail_last "metrics.jsonl has $steps steps, expected 20"
   else
-    set_note "$(grep -o 'before RL .*points)' "$log_dir/train.log" | head -n 1)"
+    gap="$(json_number sampler_gap_max <(tail -n 1 "$run_dir/metrics.jsonl"))"
+    set_note "$(grep -o 'before RL .*points)' "$log_dir/train.log" | head -n 1); sampler gap ${gap:-?}"
   fi
 fi
 
