@@ -22,6 +22,8 @@
 #              GPU in fp32, tf32 and bf16
 #   rollout-device-choice  the rollout with the token choice on the GPU (--token-choice device): its
 #              tokens_digest must equal the fp32 rollout's (host choice), and its tokens/s
+#   profile    gtpo bench --profile: per-primitive device time of the bf16 training step and of the rollout
+#              with the host's and the device's token choice (the tables in profile.log)
 #   resume     10 steps, then --resume to 20: metrics and final weights equal to the 20-step run's, bit for bit
 # then prints a summary table. Exit status 0 only when every step passed.
 #
@@ -339,6 +341,16 @@ if [ "${statuses[-1]}" = "PASS" ]; then
   else
     fail_last "tokens digest $device_digest differs from the host choice's ${host_digest:-(none)}"
   fi
+fi
+
+# ---- where the GPU's time goes: per-primitive device time (CUDA events) of the bf16 training step and of
+# the rollout with each token choice; the tables are in profile.log ---------------------------------
+run_step profile 90 "" bash -c "set -o pipefail
+  '$gtpo' bench --workload train --device cuda --precision bf16 --runs 2 --warmup 1 --profile &&
+  '$gtpo' bench --workload rollout --device cuda --runs 1 --warmup 1 --profile &&
+  '$gtpo' bench --workload rollout --device cuda --token-choice device --runs 1 --warmup 1 --profile"
+if [ "${statuses[-1]}" = "PASS" ]; then
+  set_note "top: $(grep -A1 'primitive ' "$log_dir/profile.log" | grep -v 'primitive \|--' | awk '{ printf "%s%s %s ms", sep, $1, $3; sep = "; " }')"
 fi
 
 # ---- resume on the GPU: 10 steps, then --resume to 20, equal to the 20-step run above -----------------
