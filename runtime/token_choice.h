@@ -54,4 +54,36 @@ GTPO_HD float choice_weight(float z, float m) {
   return d == d ? gtpo::cuda::exp_any(d) : 0.0f;
 }
 
+// The draw's first stage (above, "Draw"), over the kTokenChoiceLanes lane sums: the chosen lane (-1 when
+// C == 0), the running total of the lanes before it and the target u * C, each sum in lane order.
+struct LaneChoice {
+  int lane = -1;
+  double before = 0.0, target = 0.0;
+};
+GTPO_HD LaneChoice choose_lane(const double* lanes, double u) {
+  using gtpo::cuda::ieee::add;
+  double total = 0.0;
+  int last_with_weight = -1;
+  for (int t = 0; t < kTokenChoiceLanes; ++t) {
+    total = add(total, lanes[t]);
+    if (lanes[t] > 0.0) last_with_weight = t;
+  }
+  LaneChoice c;
+  if (!(total > 0.0)) return c;
+  c.target = gtpo::cuda::ieee::mul(u, total);
+  for (int t = 0; t < kTokenChoiceLanes && c.lane < 0; ++t) {
+    const double next = add(c.before, lanes[t]);
+    if (c.target < next)
+      c.lane = t;
+    else
+      c.before = next;
+  }
+  if (c.lane < 0) {  // u * C rounded up to C: the last lane with weight
+    c.lane = last_with_weight;
+    c.before = 0.0;
+    for (int t = 0; t < c.lane; ++t) c.before = add(c.before, lanes[t]);
+  }
+  return c;
+}
+
 }  // namespace gtpo::token_choice

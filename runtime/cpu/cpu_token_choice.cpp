@@ -114,38 +114,18 @@ void fill_keys(const float* x, int64_t n, float inv_t, RowTerms& row) {
 int32_t draw(const float* x, float inv_t, RowTerms& row, int64_t n, uint32_t tau, double u) {
   double lanes[kLanes];
   lane_sums(row, n, tau, lanes);
-  double total = 0.0;
-  int64_t last_with_weight = -1;
-  for (int64_t t = 0; t < kLanes; ++t) {
-    total += lanes[t];
-    if (lanes[t] > 0.0) last_with_weight = t;
-  }
-  if (!(total > 0.0)) {
+  const token_choice::LaneChoice c = token_choice::choose_lane(lanes, u);
+  if (c.lane < 0) {  // C == 0
     if (row.key.empty()) fill_keys(x, n, inv_t, row);
     return largest_key_id(row.key.data(), n);
   }
-  const double target = u * total;
-  double before = 0.0;  // the running total of the lanes before the chosen one
-  int64_t lane = -1;
-  for (int64_t t = 0; t < kLanes && lane < 0; ++t) {
-    const double next = before + lanes[t];
-    if (target < next)
-      lane = t;
-    else
-      before = next;
-  }
-  if (lane < 0) {  // u * total rounded up to total
-    lane = last_with_weight;
-    before = 0.0;
-    for (int64_t t = 0; t < lane; ++t) before += lanes[t];
-  }
-  double running = before;
+  double running = c.before;
   int64_t last = -1;
-  for (int64_t k = lane; k < n; k += kLanes) {
+  for (int64_t k = c.lane; k < n; k += kLanes) {
     if ((!row.key.empty() && row.key[k] < tau) || !(row.weight[k] > 0.0f)) continue;
     running += static_cast<double>(row.weight[k]);
     last = k;
-    if (target < running) break;
+    if (c.target < running) break;
   }
   return static_cast<int32_t>(last);
 }

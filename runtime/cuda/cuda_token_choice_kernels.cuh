@@ -118,37 +118,17 @@ __device__ uint32_t kept_threshold(const ChoiceRow& row, const TokenChoiceArgs& 
 
 // Thread 0's part of the draw: the lane sums' scan, then the walk within the chosen lane. -1: C == 0.
 __device__ int32_t draw_on_thread0(const ChoiceRow& row, uint32_t tau, double u, const double* lanes) {
-  double total = 0.0;
-  int last_with_weight = -1;
-  for (int t = 0; t < kChoiceThreads; ++t) {
-    total = ieee::add(total, lanes[t]);
-    if (lanes[t] > 0.0) last_with_weight = t;
-  }
-  if (!(total > 0.0)) return -1;
-  const double target = ieee::mul(u, total);
-  double before = 0.0;
-  int lane = -1;
-  for (int t = 0; t < kChoiceThreads && lane < 0; ++t) {
-    const double next = ieee::add(before, lanes[t]);
-    if (target < next)
-      lane = t;
-    else
-      before = next;
-  }
-  if (lane < 0) {  // u * total rounded up to total
-    lane = last_with_weight;
-    before = 0.0;
-    for (int t = 0; t < lane; ++t) before = ieee::add(before, lanes[t]);
-  }
-  double running = before;
+  const token_choice::LaneChoice c = token_choice::choose_lane(lanes, u);
+  if (c.lane < 0) return -1;
+  double running = c.before;
   int64_t last = -1;
-  for (int64_t k = lane; k < row.n; k += kChoiceThreads) {
+  for (int64_t k = c.lane; k < row.n; k += kChoiceThreads) {
     const float z = row.z(k);
     const float w = token_choice::choice_weight(z, row.m);
     if (token_choice::choice_key(z) < tau || !(w > 0.0f)) continue;
     running = ieee::add(running, static_cast<double>(w));
     last = k;
-    if (target < running) break;
+    if (c.target < running) break;
   }
   return static_cast<int32_t>(last);
 }
