@@ -15,6 +15,8 @@
 #   build      everything, tests included
 #   cuda-tests ctest -L cuda with GTPO_REQUIRE_CUDA=1: a test that finds no GPU fails instead of skipping
 #   parity     the op-level CPU-vs-accelerator tests and the model tests (PyTorch reference, sampler)
+#   kv-rows    the GPU sampler test with GTPO_CUDA_KV_ROWS=1 (finished rows leave the decode batch): the same
+#              samples as with finished rows padded
 #   train      a 20-step GTPO run on the GPU (configs/gpu-check.yaml)
 #   train-2ranks  10 steps under mpirun -np 2, one GPU per rank, twice: the final weights bitwise equal (SKIP
 #                 where there is one GPU: NCCL needs one GPU per rank)
@@ -258,6 +260,11 @@ run_step parity 120 "" env GTPO_REQUIRE_CUDA=1 OMP_NUM_THREADS=2 bash -c "
 if [ "${statuses[-1]}" = "PASS" ]; then
   set_note "$(ctest_passed "$log_dir/parity.log" | paste -sd+ | sed 's/^/ops+model: /; s/$/ passed/')"
 fi
+
+# ---- finished rows leaving the decode batch on the GPU (GTPO_CUDA_KV_ROWS=1: the decode attention reads
+# cache rows by index): the sampler test, whose samples must equal those with finished rows padded --------
+run_step kv-rows 60 "" env GTPO_REQUIRE_CUDA=1 GTPO_CUDA_KV_ROWS=1 OMP_NUM_THREADS=2 \
+  ctest --test-dir "$build_dir" -R 'sampler: the same seed gives the same samples' --output-on-failure --timeout 50
 
 # ---- a short GTPO run on the GPU ---------------------------------------------------------------
 # The run directory (checkpoints: megabytes) stays in the build tree; its logs are copied next to ours.

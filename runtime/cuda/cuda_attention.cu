@@ -110,6 +110,7 @@ void CudaBackend::attention_backward(const AttentionArgs& args, const float* q, 
                                      const float* out, const float* lse, const float* gout, float* gq, float* gk,
                                      float* gv) {
   GTPO_PRIMITIVE("attention_backward");
+  GTPO_CHECK(args.kv_rows == nullptr, "cuda attention: kv_rows is a forward-only option");
   const attn::Geom g = checked_geom(args);
   StreamExec ex{*this};
   attn::backward_plan(ex, g, q, k, v, out, lse, gout, gq, gk, gv);

@@ -273,10 +273,11 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
 template <int kMaxD, bool kExact, class Exec>
 void forward_for_dim(Exec& ex, const Geom& g, const float* q, const float* k, const float* v, float* out,
                      float* lse) {
-  if (g.q_len <= kDecodeMaxQueries || g.prefix_len > 0) {
+  if (g.q_len <= kDecodeMaxQueries || g.prefix_len > 0 || g.kv_rows) {
     // Few queries: a tiled block would leave most of its rows empty and the grid would have only
     // batch * q_heads blocks, so rows are spread over kv splits instead. The decode kernel is right for
-    // any q_len, and it alone reads a shared prefix (the tiled kernel stages key tiles from one buffer).
+    // any q_len, and it alone reads a shared prefix or cache rows by index (the tiled kernel stages key
+    // tiles from one buffer).
     const int64_t rows = g.batch * g.q_heads * g.q_len;
     const int64_t splits = decode_splits(g.kv_len);
     float* part = nullptr;

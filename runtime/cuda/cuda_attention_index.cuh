@@ -30,6 +30,8 @@ struct Geom {
   const float* prefix_k = nullptr;
   const float* prefix_v = nullptr;
   int64_t prefix_len = 0, prefix_group = 1, prefix_batch = 0;
+  // AttentionArgs::kv_rows: entry b reads cache entry kv_rows[b] (and its prefix entry). Decode path only.
+  const int32_t* kv_rows = nullptr;
 };
 
 inline Geom make_geom(const AttentionArgs& a) {
@@ -52,6 +54,7 @@ inline Geom make_geom(const AttentionArgs& a) {
   g.prefix_len = a.prefix_len;
   g.prefix_group = a.prefix_group > 0 ? a.prefix_group : 1;
   g.prefix_batch = a.prefix_batch_stride;
+  g.kv_rows = a.kv_rows;
   return g;
 }
 
@@ -63,11 +66,13 @@ GTPO_ATTN_HD int64_t q_offset(const Geom& g, int64_t b, int64_t i, int64_t h) {
 GTPO_ATTN_HD int64_t kv_offset(const Geom& g, int64_t b, int64_t j, int64_t kvh) {
   return b * g.kv_batch + j * g.kv_row + kvh * g.dim;
 }
-// Start of key (or value) row j of kv head kvh for batch entry b, from the shared prefix below prefix_len.
+// Start of key (or value) row j of kv head kvh for batch entry b, from the shared prefix below prefix_len;
+// with kv_rows, from cache entry kv_rows[b].
 GTPO_ATTN_HD const float* kv_row_ptr(const Geom& g, const float* own, const float* prefix, int64_t b, int64_t j,
                                      int64_t kvh) {
-  return j < g.prefix_len ? prefix + (b / g.prefix_group) * g.prefix_batch + j * g.kv_row + kvh * g.dim
-                          : own + kv_offset(g, b, j, kvh);
+  const int64_t e = g.kv_rows ? g.kv_rows[b] : b;
+  return j < g.prefix_len ? prefix + (e / g.prefix_group) * g.prefix_batch + j * g.kv_row + kvh * g.dim
+                          : own + kv_offset(g, e, j, kvh);
 }
 // The same element in gk and gv, which are always dense [batch, kv_len, kv_heads, dim].
 GTPO_ATTN_HD int64_t kv_grad_offset(const Geom& g, int64_t b, int64_t j, int64_t kvh) {

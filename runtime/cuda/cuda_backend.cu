@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "runtime/cuda/cuda_common.cuh"
 #include "runtime/primitive_profile.h"
@@ -26,6 +27,8 @@ int visible_device_count() {
 
 CudaBackend::CudaBackend(int device_index)
     : device_index_(device_index),
+      kv_rows_(std::getenv("GTPO_CUDA_KV_ROWS") != nullptr &&
+               std::string(std::getenv("GTPO_CUDA_KV_ROWS")) == "1"),
       allocator_(
           [device_index](size_t bytes) -> void* {
             void* ptr = nullptr;

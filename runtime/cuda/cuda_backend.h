@@ -72,7 +72,11 @@ class CudaBackend final : public Backend {
   void rope(const float* x, const int32_t* positions, float* out, int64_t rows, int64_t heads, int64_t head_dim,
             const RopeFrequencies& freq, bool inverse) override;
 
-  bool supports(Capability c) const override { return c == Capability::attention_prefix; }
+  // attention_kv_rows (finished rows leave the sampler's decode batch) only with GTPO_CUDA_KV_ROWS=1 until a
+  // GPU has run it: the decode kernel honours AttentionArgs::kv_rows (emulated bit for bit here).
+  bool supports(Capability c) const override {
+    return c == Capability::attention_prefix || (c == Capability::attention_kv_rows && kv_rows_);
+  }
   void attention_forward(const AttentionArgs& args, const float* q, const float* k, const float* v, float* out,
                          float* lse) override;
   void attention_backward(const AttentionArgs& args, const float* q, const float* k, const float* v,
@@ -121,6 +125,7 @@ class CudaBackend final : public Backend {
   CUevent_st* timing_start_ = nullptr;
 
   int device_index_ = 0;
+  bool kv_rows_ = false;  // GTPO_CUDA_KV_ROWS=1
   CUstream_st* stream_ = nullptr;
   cublasContext* cublas_ = nullptr;
   void* cublas_workspace_ = nullptr;

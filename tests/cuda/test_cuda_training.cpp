@@ -190,6 +190,12 @@ TEST_CASE("sampler: the same seed gives the same samples, and log-probs match a 
       o.choose_on_device = true;  // the choice kernel instead of the host's: the same samples, bit for bit
       const std::vector<model::Sample> on_device = model::sample_groups(*m, prompts, o);
       o.choose_on_device = false;
+      // Finished rows fed a pad instead of leaving the batch (which they do where the backend reads cache
+      // rows by index: the CPU, and CUDA with GTPO_CUDA_KV_ROWS=1): the same samples, bit for bit.
+      o.drop_finished_rows = false;
+      const std::vector<model::Sample> padded = model::sample_groups(*m, prompts, o);
+      o.drop_finished_rows = true;
+      REQUIRE(padded.size() == a.size());
       REQUIRE(a.size() == prompts.size() * 3);
       REQUIRE(b.size() == a.size());
       REQUIRE(on_device.size() == a.size());
@@ -199,6 +205,8 @@ TEST_CASE("sampler: the same seed gives the same samples, and log-probs match a 
         check_bitwise("log-probs", a[i].logprobs, b[i].logprobs);
         check_bitwise("entropies", a[i].entropies, b[i].entropies);
         CHECK(a[i].tokens == on_device[i].tokens);
+        CHECK(a[i].tokens == padded[i].tokens);
+        check_bitwise("log-probs, finished rows padded", a[i].logprobs, padded[i].logprobs);
         check_bitwise("log-probs, choice on the device", a[i].logprobs, on_device[i].logprobs);
         // The device's log-probs and entropies against the CPU's scoring forward of the same tokens.
         std::vector<int32_t> seq = a[i].prompt_tokens;
