@@ -37,15 +37,28 @@ const ShapeText kShapes[] = {
      "num_key_value_heads: 4\nmax_position_embeddings: 256\n",
      16, 128, RolloutShape{}, false},
     {"gpt2-124m",
-     "architecture: gpt2\nvocab_size: 50257\nhidden_size: 768\nnum_hidden_layers: 12\nnum_attention_heads: 12\n"
+     "architecture: gpt2\nvocab_size: 50257\nhidden_size: 768\nnum_hidden_layers: 12\nnum_attention_heads: "
+     "12\n"
      "max_position_embeddings: 1024\n",
      4, 64, RolloutShape{}, false},
     // GPU-sized (gtpo only, no torch_bench.py counterpart): GPT-2 124M trained at its full context, and a
     // rollout of 256 sequences (32 prompts x G 8, 32 prompt tokens, 128 new tokens). The default on cuda.
     {"gpt2-124m-1024",
-     "architecture: gpt2\nvocab_size: 50257\nhidden_size: 768\nnum_hidden_layers: 12\nnum_attention_heads: 12\n"
+     "architecture: gpt2\nvocab_size: 50257\nhidden_size: 768\nnum_hidden_layers: 12\nnum_attention_heads: "
+     "12\n"
      "max_position_embeddings: 1024\n",
      8, 1024, RolloutShape{32, 8, 32, 128}, false},
+    // GPU-sized (gtpo only): Qwen2.5-0.5B's shape with random weights (24 layers, hidden 896, 14 query and 2
+    // key/value heads, vocabulary 151,936, tied head), trained at batch 8 x T 1024 (an 8,192-token
+    // micro-batch) and rolled out as an RL step would: 256 sequences (32 prompts x G 8), 128 prompt tokens,
+    // 512 new tokens.
+    {"qwen2.5-0.5b",
+     "architecture: qwen2\nvocab_size: 151936\nhidden_size: 896\nnum_hidden_layers: 24\nnum_attention_heads: "
+     "14\n"
+     "num_key_value_heads: 2\nintermediate_size: 4864\nmax_position_embeddings: 32768\nrope_theta: "
+     "1000000.0\n"
+     "rms_norm_eps: 1.0e-6\ntie_word_embeddings: true\n",
+     8, 1024, RolloutShape{32, 8, 128, 512}, false},
     // For tests: seconds become milliseconds.
     {"tiny",
      "architecture: llama\nvocab_size: 64\nhidden_size: 32\nnum_hidden_layers: 2\nnum_attention_heads: 4\n"
@@ -219,7 +232,8 @@ nlohmann::json run_workload(const Options& options) {
   if (o.workload == "rlstep")
     GTPO_CHECK(!o.shape_given, "bench: rlstep takes no --shape; its model comes from the run config (--config)");
   if (o.workload == "rollout")
-    GTPO_CHECK(o.shape != "gpt2-124m", "bench: rollout uses the small or gpt2-124m-1024 model, not gpt2-124m");
+    GTPO_CHECK(o.shape != "gpt2-124m",
+               "bench: rollout uses the small, gpt2-124m-1024 or qwen2.5-0.5b model, not gpt2-124m");
   if (o.workload != "sgemm" && o.workload != "rlstep") model_shape(o.shape);  // unknown shape: error before work
   if (o.threads > 0) omp_set_num_threads(o.threads);
   // Throws when the device is missing or the precision is not supported there (tf32/bf16 on the CPU).

@@ -14,9 +14,9 @@ namespace {
 const std::vector<FlagSpec> kFlags = {
     {"--workload", true, "train, rollout, sgemm or rlstep (required)"},
     {"--shape", true,
-     "small, gpt2-124m (train only) or gpt2-124m-1024 (default: small; on cuda gpt2-124m-1024); sgemm: small "
-     "or "
-     "quickstart"},
+     "small, gpt2-124m (train only), gpt2-124m-1024 or qwen2.5-0.5b (default: small; on cuda "
+     "gpt2-124m-1024); "
+     "sgemm: small or quickstart"},
     {"--threads", true, "OpenMP threads; 0 = the default (OMP_NUM_THREADS or every core)"},
     {"--runs", true, "timed runs; the median is reported (default 5, sgemm 7)"},
     {"--warmup", true, "untimed runs first (default 2)"},
@@ -43,7 +43,8 @@ const char* kDescription =
     "           tokens/s = batch * T / median step time, GFLOP/s with 6N + 12LCT FLOPs per token\n"
     "  rollout  grouped sampling with a KV cache: 16 prompts x G 8, 32 random prompt tokens, 96 new tokens,\n"
     "           temperature 1, no end-of-sequence; tokens/s = generated tokens / seconds, plus decode-only\n"
-    "  sgemm    GFLOP/s of ops::matmul on the training workloads' GEMM shapes (--shape small; the best is the\n"
+    "  sgemm    GFLOP/s of ops::matmul on the training workloads' GEMM shapes (--shape small; the best is "
+    "the\n"
     "           measured peak) or the quick-start RL update's, transposes included (--shape quickstart)\n"
     "  rlstep   one RL step (rollout, scoring, update) of a quick-start-like run on a fresh model,\n"
     "           dynamic sampling off so that every group is updated\n\n"
@@ -53,7 +54,11 @@ const char* kDescription =
     "  gpt2-124m  gpt2: hidden 768, 12 layers, 12 heads, vocab 50257, 1024 positions, tied head;\n"
     "             train batch 4 x T 64\n"
     "  gpt2-124m-1024  the same model at its full context (gtpo only, the default on cuda): train batch\n"
-    "             8 x T 1024; rollout 256 sequences (32 prompts x G 8, 32 prompt tokens, 128 new tokens)\n\n"
+    "             8 x T 1024; rollout 256 sequences (32 prompts x G 8, 32 prompt tokens, 128 new tokens)\n"
+    "  qwen2.5-0.5b  Qwen2.5-0.5B's shape, random weights (gtpo only): qwen2, hidden 896, 24 layers, 14 "
+    "heads\n"
+    "             (2 kv), intermediate 4864, vocab 151936, tied head; train batch 8 x T 1024; rollout 256\n"
+    "             sequences (32 prompts x G 8, 128 prompt tokens, 512 new tokens)\n\n"
     "on cuda:\n"
     "  train also reports MFU = (6N + 12 L C T) * tokens/s / the GPU's dense peak at --precision, where N\n"
     "  counts the weights that enter a matmul (LM head included) and 12LCT is attention's QK^T and AV\n"

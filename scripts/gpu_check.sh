@@ -26,6 +26,8 @@
 #              tokens_digest must equal the fp32 rollout's (host choice), and its tokens/s
 #   profile    gtpo bench --profile: per-primitive device time of the bf16 training step and of the rollout
 #              with the host's and the device's token choice (the tables in profile.log)
+#   bench-qwen a Qwen2.5-0.5B-shaped random model: bf16 training (tok/s, MFU, allocator peak) and a rollout
+#              of 256 sequences x 512 new tokens with the device's token choice
 #   resume     10 steps, then --resume to 20: metrics and final weights equal to the 20-step run's, bit for bit
 # then prints a summary table. Exit status 0 only when every step passed.
 #
@@ -358,6 +360,18 @@ run_step profile 90 "" bash -c "set -o pipefail
   '$gtpo' bench --workload rollout --device cuda --token-choice device --runs 1 --warmup 1 --profile"
 if [ "${statuses[-1]}" = "PASS" ]; then
   set_note "top: $(grep -A1 'primitive ' "$log_dir/profile.log" | grep -v 'primitive \|--' | awk '{ printf "%s%s %s ms", sep, $1, $3; sep = "; " }')"
+fi
+
+# ---- a Qwen2.5-0.5B-shaped model (random weights): bf16 training (tokens/s, MFU, memory) and the RL-sized
+# rollout (256 sequences x 512 new tokens) with the device's token choice --------------------------------
+qwen_train_json="$log_dir/bench-qwen-train.json" qwen_rollout_json="$log_dir/bench-qwen-rollout.json"
+run_step bench-qwen 150 "" bash -c "set -o pipefail
+  '$gtpo' bench --workload train --device cuda --shape qwen2.5-0.5b --precision bf16 --runs 2 --warmup 1 --json > '$qwen_train_json' &&
+  '$gtpo' bench --workload rollout --device cuda --shape qwen2.5-0.5b --precision bf16 --token-choice device --runs 1 --warmup 0 --json > '$qwen_rollout_json'"
+if [ "${statuses[-1]}" = "PASS" ]; then
+  set_note "$(awk -v t="$(json_number tokens_per_s "$qwen_train_json")" -v m="$(json_number mfu "$qwen_train_json")" \
+    -v g="$(json_number allocator_peak_mb "$qwen_train_json")" -v r="$(json_number tokens_per_s "$qwen_rollout_json")" \
+    'BEGIN { printf "train %.0f tok/s, MFU %.1f%%, %.1f GB; rollout %.0f tok/s", t, 100 * m, g / 1024, r }')"
 fi
 
 # ---- resume on the GPU: 10 steps, then --resume to 20, equal to the 20-step run above -----------------

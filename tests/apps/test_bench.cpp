@@ -83,6 +83,14 @@ TEST_CASE("apps: bench FLOPs follow torch_bench.py and bad flags are errors", "[
   // gpt2: 12 * 12 C^2 + the tied head, counted once more.
   CHECK(b::matmul_params(b::model_shape("gpt2-124m").model) == 12 * 12 * 768 * 768 + 768 * 50257);
   CHECK(b::train_flops_per_token(b::model_shape("small").model, 128) == 6.0 * 3342336 + 12.0 * 4 * 256 * 128);
+  // Qwen2.5-0.5B's shape: 24 x (2 x 896^2 + 2 x 896 x 128 + 3 x 896 x 4864) + the tied head 896 x 151936 (its
+  // 494M parameters less norms and biases; the embedding is the head).
+  const b::ModelShape qwen = b::model_shape("qwen2.5-0.5b");
+  CHECK(b::matmul_params(qwen.model) ==
+        24LL * (2 * 896 * 896 + 2 * 896 * 128 + 3 * 896 * 4864) + 896LL * 151936);
+  CHECK(qwen.model.attention_bias);
+  CHECK(qwen.rollout.prompts * qwen.rollout.group == 256);
+  CHECK(qwen.rollout.new_tokens == 512);
 
   CHECK_THROWS_WITH(bench_json({"--workload", "nope"}), Contains("valid workloads"));
   CHECK_THROWS_WITH(bench_json({"--workload", "train", "--shape", "huge"}), Contains("valid shapes: small, gpt2-124m"));
