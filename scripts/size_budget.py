@@ -16,7 +16,7 @@ import sys
 
 # Lines per folder. Raise a cap in the commit that needs it, with the reason in the message.
 FOLDER_CAPS = {
-    "apps": 3100,
+    "apps": 3200,
     "data": 9000,
     "model": 2300,
     "rl": 8300,
