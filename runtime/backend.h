@@ -201,8 +201,17 @@ class Backend {
   // out = x permuted: out.shape[i] = shape[perm[i]]; rank <= 8.
   virtual void permute(const float* x, float* out, const std::vector<int64_t>& shape,
                        const std::vector<int64_t>& perm) = 0;
-  // Sum of squares of n elements, accumulated in double in a fixed order.
-  virtual double sum_squares(const float* x, int64_t n) = 0;
+  // out[i] = the sum of squares of the ns[i] elements at xs[i], accumulated in double in a fixed order, for
+  // every i in one call: a GPU waits once for all of them, not once per buffer (gradient clipping asks it of
+  // every parameter). out is host memory.
+  virtual void sum_squares_each(const std::vector<const float*>& xs, const std::vector<int64_t>& ns,
+                                double* out) = 0;
+  // One buffer's sum_squares_each.
+  double sum_squares(const float* x, int64_t n) {
+    double out = 0.0;
+    sum_squares_each({x}, {n}, &out);
+    return out;
+  }
 
   // ---- row-wise normalisation ----------------------------------------------------------------
   // log_softmax=false: y = softmax(x) over the last dim; true: y = log_softmax(x).

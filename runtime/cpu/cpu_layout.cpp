@@ -110,23 +110,28 @@ void CpuBackend::permute(const float* x, float* out, const std::vector<int64_t>&
   });
 }
 
-double CpuBackend::sum_squares(const float* x, int64_t n) {
+// Per buffer: fixed chunks summed in chunk order, so the result does not depend on the thread count.
+void CpuBackend::sum_squares_each(const std::vector<const float*>& xs, const std::vector<int64_t>& ns,
+                                  double* out) {
   GTPO_PRIMITIVE("sum_squares");
-  // Fixed chunks summed in chunk order: the result does not depend on the thread count.
   constexpr int64_t kChunk = 1 << 14;
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<double> partial(static_cast<size_t>(chunks), 0.0);
-  parallel_for(chunks, 1, [&](int64_t cb, int64_t ce) {
-    for (int64_t c = cb; c < ce; ++c) {
-      double acc = 0.0;
-      const int64_t end = std::min(n, (c + 1) * kChunk);
-      for (int64_t i = c * kChunk; i < end; ++i) acc += static_cast<double>(x[i]) * x[i];
-      partial[static_cast<size_t>(c)] = acc;
-    }
-  });
-  double total = 0.0;
-  for (double p : partial) total += p;
-  return total;
+  for (size_t b = 0; b < xs.size(); ++b) {
+    const float* x = xs[b];
+    const int64_t n = ns[b];
+    const int64_t chunks = (n + kChunk - 1) / kChunk;
+    std::vector<double> partial(static_cast<size_t>(chunks), 0.0);
+    parallel_for(chunks, 1, [&](int64_t cb, int64_t ce) {
+      for (int64_t c = cb; c < ce; ++c) {
+        double acc = 0.0;
+        const int64_t end = std::min(n, (c + 1) * kChunk);
+        for (int64_t i = c * kChunk; i < end; ++i) acc += static_cast<double>(x[i]) * x[i];
+        partial[static_cast<size_t>(c)] = acc;
+      }
+    });
+    double total = 0.0;
+    for (double p : partial) total += p;
+    out[b] = total;
+  }
 }
 
 }  // namespace gtpo

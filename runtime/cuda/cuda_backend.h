@@ -52,7 +52,8 @@ class CudaBackend final : public Backend {
                int64_t cols, size_t elem_size) override;
   void permute(const float* x, float* out, const std::vector<int64_t>& shape,
                const std::vector<int64_t>& perm) override;
-  double sum_squares(const float* x, int64_t n) override;
+  void sum_squares_each(const std::vector<const float*>& xs, const std::vector<int64_t>& ns,
+                        double* out) override;
 
   void softmax_forward(const float* x, float* y, int64_t rows, int64_t cols, bool log_softmax) override;
   void softmax_backward(const float* y, const float* gy, float* gx, int64_t rows, int64_t cols,

@@ -77,23 +77,33 @@ void CudaBackend::permute(const float* x, float* out, const std::vector<int64_t>
   GTPO_CUDA_CHECK_LAUNCH();
 }
 
-double CudaBackend::sum_squares(const float* x, int64_t n) {
+// Each buffer's partials kernel, then its final kernel writing its slot of one device array, all queued on
+// the stream; one copy of the array to the host at the end is the only wait.
+void CudaBackend::sum_squares_each(const std::vector<const float*>& xs, const std::vector<int64_t>& ns,
+                                   double* out) {
   GTPO_PRIMITIVE("sum_squares");
-  const SumSquaresPlan plan = plan_sum_squares(n);
-  if (plan.blocks == 0) return 0.0;
+  const size_t count = xs.size();
+  if (count == 0) return;
   const cudaStream_t stream = stream_of(*this);
-  // partials[0, blocks) then the result, in scratch: nothing else runs between the two kernels.
-  auto* partials = static_cast<double*>(scratch(static_cast<size_t>(plan.blocks + 1) * sizeof(double)));
-  double* result = partials + plan.blocks;
-  sum_squares_partials_kernel<<<static_cast<unsigned>(plan.blocks), kSumSquaresThreads, 0, stream>>>(
-      x, n, plan.chunk, partials);
-  GTPO_CUDA_CHECK_LAUNCH();
-  sum_squares_final_kernel<<<1, kSumSquaresThreads, 0, stream>>>(partials, plan.blocks, result);
-  GTPO_CUDA_CHECK_LAUNCH();
-  double total = 0.0;
-  GTPO_CUDA_CHECK(cudaMemcpyAsync(&total, result, sizeof(double), cudaMemcpyDeviceToHost, stream));
+  int64_t most_blocks = 1;
+  for (int64_t n : ns) most_blocks = std::max<int64_t>(most_blocks, plan_sum_squares(n).blocks);
+  // [count results | most_blocks partials]: the partials are reused buffer after buffer (stream order).
+  auto* results = static_cast<double*>(scratch((count + static_cast<size_t>(most_blocks)) * sizeof(double)));
+  double* partials = results + count;
+  for (size_t b = 0; b < count; ++b) {
+    const SumSquaresPlan plan = plan_sum_squares(ns[b]);
+    if (plan.blocks == 0) {
+      GTPO_CUDA_CHECK(cudaMemsetAsync(results + b, 0, sizeof(double), stream));  // all-zero bits: 0.0
+      continue;
+    }
+    sum_squares_partials_kernel<<<static_cast<unsigned>(plan.blocks), kSumSquaresThreads, 0, stream>>>(
+        xs[b], ns[b], plan.chunk, partials);
+    GTPO_CUDA_CHECK_LAUNCH();
+    sum_squares_final_kernel<<<1, kSumSquaresThreads, 0, stream>>>(partials, plan.blocks, results + b);
+    GTPO_CUDA_CHECK_LAUNCH();
+  }
+  GTPO_CUDA_CHECK(cudaMemcpyAsync(out, results, count * sizeof(double), cudaMemcpyDeviceToHost, stream));
   GTPO_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return total;
 }
 
 }  // namespace gtpo::cuda

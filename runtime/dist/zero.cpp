@@ -142,12 +142,20 @@ void reduce_scatter(Communicator& comm, const optim::ParameterStore& params,
 // 2. The global norm from the ranges, in rank order, and the clip of this rank's range.
 float clip_owned(Communicator& comm, const optim::ParameterStore& params, const std::vector<OwnedSlice>& mine,
                  float max_norm) {
-  double squares = 0.0;
+  std::vector<const float*> ranges;  // this rank's part of every gradient, squared in one call
+  std::vector<int64_t> sizes;
+  Backend* backend = nullptr;
   for (std::size_t i = 0; i < params.size(); ++i) {
     const Tensor grad = params.parameters()[i].tensor.grad();
-    if (grad.defined() && mine[i].count > 0)
-      squares += grad.backend().sum_squares(grad.data() + mine[i].first, mine[i].count);
+    if (!grad.defined() || mine[i].count == 0) continue;
+    backend = &grad.backend();
+    ranges.push_back(grad.data() + mine[i].first);
+    sizes.push_back(mine[i].count);
   }
+  std::vector<double> each(ranges.size(), 0.0);
+  if (backend) backend->sum_squares_each(ranges, sizes, each.data());
+  double squares = 0.0;
+  for (double s : each) squares += s;
   ByteWriter w;
   w.put(squares);
   double total = 0.0;

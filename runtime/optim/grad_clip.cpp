@@ -1,17 +1,30 @@
 #include "runtime/optim/grad_clip.h"
 
 #include <cmath>
+#include <vector>
 
 #include "runtime/backend.h"
+#include "runtime/error.h"
 
 namespace gtpo::optim {
 
+// Every gradient's sum of squares in one call (one wait on a GPU), added in parameter order.
 double grad_norm(const ParameterStore& params) {
-  double sum = 0.0;
+  std::vector<const float*> grads;
+  std::vector<int64_t> sizes;
+  Backend* backend = nullptr;
   for (const Parameter& p : params) {
     const Tensor grad = p.tensor.grad();
-    if (grad.defined()) sum += grad.backend().sum_squares(grad.data(), grad.numel());
+    if (!grad.defined()) continue;
+    GTPO_CHECK(backend == nullptr || backend == &grad.backend(), "grad_norm: gradients on different devices");
+    backend = &grad.backend();
+    grads.push_back(grad.data());
+    sizes.push_back(grad.numel());
   }
+  std::vector<double> squares(grads.size(), 0.0);
+  if (backend) backend->sum_squares_each(grads, sizes, squares.data());
+  double sum = 0.0;
+  for (double s : squares) sum += s;
   return std::sqrt(sum);
 }
 

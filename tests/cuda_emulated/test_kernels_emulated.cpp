@@ -176,15 +176,29 @@ struct EmuBackend {
     launch(K::permute_kernel, K::grid_for(plan.numel, K::kLayoutThreads), 1, K::kLayoutThreads, 0, x, out,
            plan);
   }
+  // cuda_layout.cu's sum_squares_each: one results array, the partials reused buffer after buffer.
+  void sum_squares_each(const std::vector<const float*>& xs, const std::vector<int64_t>& ns, double* out) {
+    if (xs.empty()) return;
+    int64_t most_blocks = 1;
+    for (int64_t n : ns) most_blocks = std::max<int64_t>(most_blocks, K::plan_sum_squares(n).blocks);
+    double* results = scratch_doubles(xs.size() + static_cast<size_t>(most_blocks));
+    double* partials = results + xs.size();
+    for (size_t b = 0; b < xs.size(); ++b) {
+      const K::SumSquaresPlan plan = K::plan_sum_squares(ns[b]);
+      if (plan.blocks == 0) {
+        results[b] = 0.0;
+        continue;
+      }
+      launch(K::sum_squares_partials_kernel, static_cast<unsigned>(plan.blocks), 1, K::kSumSquaresThreads, 0,
+             xs[b], ns[b], plan.chunk, partials);
+      launch(K::sum_squares_final_kernel, 1, 1, K::kSumSquaresThreads, 0, partials, plan.blocks, results + b);
+    }
+    std::copy(results, results + xs.size(), out);
+  }
   double sum_squares(const float* x, int64_t n) {
-    const K::SumSquaresPlan plan = K::plan_sum_squares(n);
-    if (plan.blocks == 0) return 0.0;
-    double* partials = scratch_doubles(static_cast<size_t>(plan.blocks + 1));
-    double* result = partials + plan.blocks;
-    launch(K::sum_squares_partials_kernel, static_cast<unsigned>(plan.blocks), 1, K::kSumSquaresThreads, 0, x,
-           n, plan.chunk, partials);
-    launch(K::sum_squares_final_kernel, 1, 1, K::kSumSquaresThreads, 0, partials, plan.blocks, result);
-    return *result;
+    double out = 0.0;
+    sum_squares_each({x}, {n}, &out);
+    return out;
   }
 
   // cuda_softmax.cu
@@ -559,6 +573,13 @@ void layout_cases() {
     check("sum_squares n=" + std::to_string(n), 1e-13,
           [&](auto& be) { return Outs{{be.sum_squares(x.data(), n)}}; });
   }
+  // Several buffers in one call (gradient clipping's): an empty one, one that needs many blocks, a small one.
+  const std::vector<float> a = uniform(5000, -2, 2), b = uniform(33, -2, 2);
+  check("sum_squares_each 4 buffers", 1e-13, [&](auto& be) {
+    std::vector<double> out(4, kNaN);
+    be.sum_squares_each({a.data(), nullptr, b.data(), a.data() + 7}, {5000, 0, 33, 100}, out.data());
+    return Outs{out};
+  });
 }
 
 void softmax_cases() {
