@@ -21,7 +21,7 @@ FOLDER_CAPS = {
     "model": 2300,
     "rl": 8300,
     "runtime": 13300,
-    "tests": 18100,
+    "tests": 18200,
     "scripts": 4200,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).
@@ -31,8 +31,6 @@ FUNCTION_CAP = 80
 # The three CUDA kernels stay whole until a GPU can show that splitting them costs no registers or speed.
 KNOWN_LONG = {
     "runtime/cuda/cuda_attention_backward.cuh:bwd_kv_kernel": 90,
-    "runtime/cuda/cuda_attention_forward.cuh:fwd_tiled_kernel": 102,
-    "runtime/cuda/cuda_attention_forward.cuh:fwd_decode_kernel": 115,
 }
 
 SOURCE_SUFFIXES = (".cpp", ".h", ".cu", ".cuh")

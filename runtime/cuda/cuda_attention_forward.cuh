@@ -7,6 +7,64 @@ namespace gtpo::cuda::attn {
 
 // ---- forward, tiled -------------------------------------------------------------------------------
 
+// One tile of fwd_tiled_kernel's online softmax for the rows this thread owns: masks the scores s, updates
+// the running max m and sum share l, writes the tile's probabilities to Ps and rescales acc.
+template <int RM, int KN, int DN, int SP>
+__device__ __forceinline__ void tile_softmax_update(const Geom& g, float (&s)[RM][KN], const float* kmask,
+                                                    int64_t i0, int64_t j0, int tr, int tc, float* Ps,
+                                                    float (&m)[RM], float (&l)[RM], float (&acc)[RM][DN]) {
+#pragma unroll
+  for (int i = 0; i < RM; ++i) {
+    const int r = tr + kRowGroups * i;
+    const int64_t qi = i0 + r;
+    float tmax = kNegInf;
+#pragma unroll
+    for (int j = 0; j < KN; ++j) {
+      const int c = tc + kGroupLanes * j;
+      if (!(query_ok(g, qi) && kmask[c] != 0.0f && causal_ok(g, qi, j0 + c))) s[i][j] = kNegInf;
+      tmax = fmaxf(tmax, s[i][j]);
+    }
+    tmax = group_max(tmax);
+    // A tile with nothing visible in this row leaves its state untouched (alpha 1, p 0), so the row's result
+    // does not depend on which other rows share its block.
+    const float m_new = fmaxf(m[i], tmax);
+    const float alpha = tmax == kNegInf ? 1.0f : expf(m[i] - m_new);  // 0 on the row's first visible tile
+    float psum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < KN; ++j) {
+      const float p = s[i][j] == kNegInf ? 0.0f : expf(s[i][j] - m_new);
+      Ps[r * SP + tc + kGroupLanes * j] = p;
+      psum += p;
+    }
+    l[i] = fmaf(l[i], alpha, psum);
+    m[i] = m_new;
+#pragma unroll
+    for (int e = 0; e < DN; ++e) acc[i][e] *= alpha;
+  }
+}
+
+// fwd_tiled_kernel's outputs for the rows this thread owns: acc / l (0 for a row that saw no key) and lse.
+template <int RM, int DN>
+__device__ __forceinline__ void write_tiled_rows(const Geom& g, const float (&acc)[RM][DN],
+                                                 const float (&m)[RM], const float (&l)[RM], int64_t i0,
+                                                 int64_t b, int64_t h, int tr, int tc, int dim, float* out,
+                                                 float* lse) {
+#pragma unroll
+  for (int i = 0; i < RM; ++i) {
+    const float lsum = group_sum(l[i]);  // > 0 iff the row saw a key (its max key contributes exp(0) = 1)
+    const int64_t qi = i0 + tr + kRowGroups * i;
+    if (query_ok(g, qi)) {
+      float* o = out + q_offset(g, b, qi, h);
+#pragma unroll
+      for (int e = 0; e < DN; ++e) {
+        const int d = tc + kGroupLanes * e;
+        if (d < dim) o[d] = lsum > 0.0f ? acc[i][e] / lsum : 0.0f;
+      }
+      if (tc == 0) lse[stat_index(g, b, h, qi)] = lsum > 0.0f ? m[i] + logf(lsum) : kNegInf;
+    }
+  }
+}
+
 template <int kMaxD, bool kExact, int BQ, int BK>
 __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
     fwd_tiled_kernel(Geom g, const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
@@ -52,34 +110,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
 
     float s[RM][KN];
     tile_dots<kMaxD, kExact, RM, KN>(Qs, Ks, dim, tr, tc, s);
-#pragma unroll
-    for (int i = 0; i < RM; ++i) {
-      const int r = tr + kRowGroups * i;
-      const int64_t qi = i0 + r;
-      float tmax = kNegInf;
-#pragma unroll
-      for (int j = 0; j < KN; ++j) {
-        const int c = tc + kGroupLanes * j;
-        if (!(query_ok(g, qi) && kmask[c] != 0.0f && causal_ok(g, qi, j0 + c))) s[i][j] = kNegInf;
-        tmax = fmaxf(tmax, s[i][j]);
-      }
-      tmax = group_max(tmax);
-      // A tile with nothing visible in this row leaves its state untouched (alpha 1, p 0), so the row's result
-      // does not depend on which other rows share its block.
-      const float m_new = fmaxf(m[i], tmax);
-      const float alpha = tmax == kNegInf ? 1.0f : expf(m[i] - m_new);  // 0 on the row's first visible tile
-      float psum = 0.0f;
-#pragma unroll
-      for (int j = 0; j < KN; ++j) {
-        const float p = s[i][j] == kNegInf ? 0.0f : expf(s[i][j] - m_new);
-        Ps[r * SP + tc + kGroupLanes * j] = p;
-        psum += p;
-      }
-      l[i] = fmaf(l[i], alpha, psum);
-      m[i] = m_new;
-#pragma unroll
-      for (int e = 0; e < DN; ++e) acc[i][e] *= alpha;
-    }
+    tile_softmax_update<RM, KN, DN, SP>(g, s, kmask, i0, j0, tr, tc, Ps, m, l, acc);
     __syncwarp();  // rows of Ps are written and read by the same warp
 
     // acc += P V over the tile's keys in order (rows beyond nk of Vs are zero and P is 0 there anyway).
@@ -97,23 +128,64 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
     }
   }
 
-#pragma unroll
-  for (int i = 0; i < RM; ++i) {
-    const float lsum = group_sum(l[i]);  // > 0 iff the row saw a key (its max key contributes exp(0) = 1)
-    const int64_t qi = i0 + tr + kRowGroups * i;
-    if (query_ok(g, qi)) {
-      float* o = out + q_offset(g, b, qi, h);
-#pragma unroll
-      for (int e = 0; e < DN; ++e) {
-        const int d = tc + kGroupLanes * e;
-        if (d < dim) o[d] = lsum > 0.0f ? acc[i][e] / lsum : 0.0f;
-      }
-      if (tc == 0) lse[stat_index(g, b, h, qi)] = lsum > 0.0f ? m[i] + logf(lsum) : kNegInf;
-    }
-  }
+  write_tiled_rows<RM, DN>(g, acc, m, l, i0, b, h, tr, tc, dim, out, lse);
 }
 
 // ---- forward, decode (few queries, possibly long kv) ------------------------------------------------
+
+// fwd_decode_kernel's end: its 4 warps' (m, l, acc) merged in warp order, M = max m_w with weights
+// exp(m_w - M) (0 for an empty warp), written as the row's output and lse (one split) or as this split's
+// partial [m, l, acc[dim]].
+template <int kMaxD>
+__device__ __forceinline__ void merge_decode_warps(const Geom& g, int64_t splits, float m, float l,
+                                                   const float (&acc)[kMaxD / kWarpLanes], int64_t row,
+                                                   int64_t split, int64_t b, int64_t h, int64_t qi, int dim,
+                                                   float* out, float* lse, float* part) {
+  constexpr int E = kMaxD / kWarpLanes, SW = kMaxD + 2;  // SW: per-warp slot in shared memory: m, l, acc
+  const int tid = threadIdx.x, warp = tid / kWarpLanes, lane = tid % kWarpLanes;
+  float* slots = dynamic_smem();  // [kWarpsPerBlock][SW]
+  float* mine = slots + warp * SW;
+  if (lane == 0) {
+    mine[0] = m;
+    mine[1] = l;
+  }
+#pragma unroll
+  for (int e = 0; e < E; ++e) mine[2 + lane + kWarpLanes * e] = acc[e];
+  __syncthreads();
+  float big_m = kNegInf;
+#pragma unroll
+  for (int w = 0; w < kWarpsPerBlock; ++w) big_m = fmaxf(big_m, slots[w * SW]);
+  float wgt[kWarpsPerBlock];
+  float big_l = 0.0f;
+#pragma unroll
+  for (int w = 0; w < kWarpsPerBlock; ++w) {
+    const float mw = slots[w * SW];
+    wgt[w] = mw == kNegInf ? 0.0f : expf(mw - big_m);
+    big_l = fmaf(slots[w * SW + 1], wgt[w], big_l);
+  }
+  if (splits == 1) {
+    float* o = out + q_offset(g, b, qi, h);
+    for (int d = tid; d < dim; d += kThreads) {
+      float a = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kWarpsPerBlock; ++w) a = fmaf(slots[w * SW + 2 + d], wgt[w], a);
+      o[d] = big_l > 0.0f ? a / big_l : 0.0f;
+    }
+    if (tid == 0) lse[row] = big_l > 0.0f ? big_m + logf(big_l) : kNegInf;
+  } else {
+    float* dst = part + (row * splits + split) * (g.dim + 2);  // [m, l, acc[dim]]
+    for (int d = tid; d < dim; d += kThreads) {
+      float a = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kWarpsPerBlock; ++w) a = fmaf(slots[w * SW + 2 + d], wgt[w], a);
+      dst[2 + d] = a;
+    }
+    if (tid == 0) {
+      dst[0] = big_m;
+      dst[1] = big_l;
+    }
+  }
+}
 
 // Block (row, split): row = (b * q_heads + h) * q_len + i, which is also its lse index. The split's keys
 // [split * 512, ...) are cut into 4 contiguous chunks, one per warp; a warp scores kDecodeUnroll keys at a time
@@ -125,7 +197,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
                       const float* __restrict__ v, float* __restrict__ out, float* __restrict__ lse,
                       float* __restrict__ part) {
   constexpr int E = kMaxD / kWarpLanes;  // head-dim elements per lane: d = lane + 32 e
-  constexpr int SW = kMaxD + 2;          // per-warp slot in shared memory: m, l, acc[kMaxD]
   static_assert(kMaxD % kWarpLanes == 0, "decode head-dim bucket");
   const int dim = kExact ? kMaxD : static_cast<int>(g.dim);
   const int tid = threadIdx.x, warp = tid / kWarpLanes, lane = tid % kWarpLanes;
@@ -194,49 +265,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
     }
   }
 
-  // Merge the 4 warps in warp order: M = max m_w, weights exp(m_w - M) (0 for an empty warp).
-  float* slots = dynamic_smem();  // [kWarpsPerBlock][SW]
-  float* mine = slots + warp * SW;
-  if (lane == 0) {
-    mine[0] = m;
-    mine[1] = l;
-  }
-#pragma unroll
-  for (int e = 0; e < E; ++e) mine[2 + lane + kWarpLanes * e] = acc[e];
-  __syncthreads();
-  float big_m = kNegInf;
-#pragma unroll
-  for (int w = 0; w < kWarpsPerBlock; ++w) big_m = fmaxf(big_m, slots[w * SW]);
-  float wgt[kWarpsPerBlock];
-  float big_l = 0.0f;
-#pragma unroll
-  for (int w = 0; w < kWarpsPerBlock; ++w) {
-    const float mw = slots[w * SW];
-    wgt[w] = mw == kNegInf ? 0.0f : expf(mw - big_m);
-    big_l = fmaf(slots[w * SW + 1], wgt[w], big_l);
-  }
-  if (splits == 1) {
-    float* o = out + q_offset(g, b, qi, h);
-    for (int d = tid; d < dim; d += kThreads) {
-      float a = 0.0f;
-#pragma unroll
-      for (int w = 0; w < kWarpsPerBlock; ++w) a = fmaf(slots[w * SW + 2 + d], wgt[w], a);
-      o[d] = big_l > 0.0f ? a / big_l : 0.0f;
-    }
-    if (tid == 0) lse[row] = big_l > 0.0f ? big_m + logf(big_l) : kNegInf;
-  } else {
-    float* dst = part + (row * splits + split) * (g.dim + 2);  // [m, l, acc[dim]]
-    for (int d = tid; d < dim; d += kThreads) {
-      float a = 0.0f;
-#pragma unroll
-      for (int w = 0; w < kWarpsPerBlock; ++w) a = fmaf(slots[w * SW + 2 + d], wgt[w], a);
-      dst[2 + d] = a;
-    }
-    if (tid == 0) {
-      dst[0] = big_m;
-      dst[1] = big_l;
-    }
-  }
+  merge_decode_warps<kMaxD>(g, splits, m, l, acc, row, split, b, h, qi, dim, out, lse, part);
 }
 
 // One warp per query row merges the row's split partials in split order (same rule as the warp merge above).

@@ -23,11 +23,11 @@
 #include "runtime/cuda/cuda_norm_kernels.cuh"
 #include "runtime/cuda/cuda_rope_kernels.cuh"
 #include "runtime/cuda/cuda_softmax_kernels.cuh"
-#include "runtime/cuda/cuda_token_choice_kernels.cuh"
 //
 #include <chrono>
 #include <string>
 
+#include "kernel_check.h"
 #include "runtime/cpu/cpu_backend.h"
 
 namespace K = gtpo::cuda;
@@ -37,9 +37,6 @@ using gtpo::BroadcastMode;
 using gtpo::UnaryOp;
 using gtpo::RopeFrequencies;
 using gtpo::RopeScaling;
-
-static const float kNaN = std::numeric_limits<float>::quiet_NaN();
-static const float kInf = std::numeric_limits<float>::infinity();
 
 // ---- the CUDA backend's launch code, on the emulator ---------------------------------------------------
 struct EmuBackend {
@@ -51,12 +48,7 @@ struct EmuBackend {
   }
   template <typename... P, typename... A>
   static void launch(void (*kernel)(P...), unsigned gx, unsigned gy, int threads, size_t smem, A&&... args) {
-    emu::Launch l;
-    l.grid_x = gx;
-    l.grid_y = gy;
-    l.threads = threads;
-    l.smem_bytes = smem;
-    emu::launch(kernel, l, std::forward<A>(args)...);
+    emu_launch(kernel, gx, gy, threads, smem, std::forward<A>(args)...);
   }
 
   // cuda_elementwise.cu
@@ -334,98 +326,12 @@ struct EmuBackend {
     launch(K::adamw_kernel, K::grid_for(n, K::kAdamwThreads), 1, K::kAdamwThreads, 0, param, grad, m, v, n,
            k);
   }
-
-  // cuda_token_choice.cu
-  void choose_tokens(const float* logits, const double* uniforms, int32_t* ids, int64_t rows, int64_t vocab,
-                     const gtpo::TokenChoiceArgs& args) {
-    if (rows <= 0 || args.choice_ids <= 0) return;
-    launch(K::choose_tokens_kernel, K::row_grid(rows), 1, K::kChoiceThreads, 0, logits, uniforms, ids, rows,
-           vocab, args);
-  }
 };
 
-// ---- the harness ----------------------------------------------------------------------------------
-using Outs = std::vector<std::vector<double>>;  // a case's outputs, floats widened exactly
-
-std::vector<double> D(const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); }
-std::vector<float> poisoned(size_t n) { return std::vector<float>(n, kNaN); }
-
-std::mt19937 rng(20240611);
-std::vector<float> uniform(size_t n, float lo, float hi) {
-  std::uniform_real_distribution<float> U(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = U(rng);
-  return v;
-}
-std::vector<int32_t> ints(size_t n, int32_t lo, int32_t hi) {
-  std::uniform_int_distribution<int32_t> U(lo, hi);
-  std::vector<int32_t> v(n);
-  for (auto& x : v) x = U(rng);
-  return v;
-}
-
-bool same_bits(const Outs& a, const Outs& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].size() != b[i].size() ||
-        (!a[i].empty() && std::memcmp(a[i].data(), b[i].data(), a[i].size() * 8)))
-      return false;
-  return true;
-}
-
-// Largest normwise error over the outputs; infinite when sizes or non-finite values disagree.
-double normwise_error(const Outs& got, const Outs& want) {
-  if (got.size() != want.size()) return INFINITY;
-  double worst = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (got[i].size() != want[i].size()) return INFINITY;
-    double scale = 0, err = 0;
-    for (size_t j = 0; j < got[i].size(); ++j) {
-      const double g = got[i][j], w = want[i][j];
-      if (!std::isfinite(w) || !std::isfinite(g)) {
-        if (!(g == w || (std::isnan(g) && std::isnan(w)))) return INFINITY;
-        continue;
-      }
-      scale = std::max(scale, std::abs(w));
-      err = std::max(err, std::abs(g - w));
-    }
-    worst = std::max(worst, scale > 0 ? err / scale : err);
-  }
-  return worst;
-}
-
-int failures = 0, cases = 0;
-const char* filter = nullptr;
-std::string family;
-
-// Runs f on the CPU backend and on the emulation in every thread order. tol < 0: the outputs must be the
-// CPU's bits; otherwise the normwise error must be at most tol. Either way all orders must agree bitwise.
+// ---- the harness (kernel_check.h), on this file's EmuBackend ------------------------------------------
 template <typename F>
 void check(const std::string& what, double tol, F&& f) {
-  const std::string name = family + ": " + what;
-  if (filter && name.find(filter) == std::string::npos) return;
-  ++cases;
-  const auto t0 = std::chrono::steady_clock::now();
-  const Outs want = f(gtpo::cpu_backend());
-  Outs got[emu::kOrders];
-  bool det = true;
-  for (int mode = 0; mode < emu::kOrders; ++mode) {
-    emu::order_mode = mode;
-    emu::rng.seed(7 + mode);
-    EmuBackend be;
-    got[mode] = f(be);
-    det &= same_bits(got[0], got[mode]);
-  }
-  const bool bitwise = same_bits(got[0], want);
-  const double err = normwise_error(got[0], want);
-  const bool ok = det && (tol < 0 ? bitwise : err <= tol);
-  failures += !ok;
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  char tol_text[32];
-  snprintf(tol_text, sizeof tol_text, tol < 0 ? "bits" : "%.0e", tol);
-  printf("%s %-58s err %.1e%s, tol %s | orders %s | %.0f ms\n", ok ? "ok  " : "FAIL", name.c_str(), err,
-         bitwise ? " (bitwise)" : "", tol_text, det ? "same" : "DIFFER", ms);
-  fflush(stdout);
+  check_on<EmuBackend>(what, tol, std::forward<F>(f));
 }
 
 // ---- the cases ------------------------------------------------------------------------------------
@@ -778,42 +684,6 @@ void loss_cases() {
   }
 }
 
-// The token choice must give the CPU's ids exactly (tol < 0): every setting, rows wider and narrower than
-// the block, ties, infinite and NaN logits, a choice prefix shorter than the row.
-void token_choice_cases() {
-  family = "token choice";
-  struct S {
-    int64_t rows, vocab, choice_ids;
-  };
-  const gtpo::TokenChoiceArgs settings[] = {{1.0f, 0, 1.0f, 0},  {0.0f, 0, 1.0f, 0},  {0.7f, 7, 1.0f, 0},
-                                            {1.0f, 0, 0.85f, 0}, {1.3f, 50, 0.6f, 0}, {1.0f, 1, 1.0f, 0}};
-  for (S s : {S{3, 5, 5}, S{4, 300, 300}, S{16, 1000, 990}, S{2, 50257, 50257}}) {
-    std::vector<float> x = uniform(s.rows * s.vocab, -4, 4);
-    std::vector<double> u(
-        static_cast<size_t>(s.rows));  // every other row draws from the tail the cuts decide
-    for (size_t r = 0; r < u.size(); ++r)
-      u[r] = std::uniform_real_distribution<double>(r % 2 ? 0.97 : 0, 1)(rng);
-    if (s.vocab == 300) {  // ties, a few coarse values, -inf, NaN and +inf
-      for (int64_t k = 0; k < s.vocab; ++k) x[k] = static_cast<float>(k % 4);
-      x[s.vocab + 3] = x[s.vocab + 200] = kNaN;
-      x[2 * s.vocab + 5] = -kInf;
-      x[3 * s.vocab + 17] = x[3 * s.vocab + 99] = kInf;
-    }
-    for (gtpo::TokenChoiceArgs a : settings) {
-      a.choice_ids = s.choice_ids;
-      char tag[96];
-      snprintf(tag, sizeof tag, "%lldx%lld T %.1f top_k %lld top_p %.2f", static_cast<long long>(s.rows),
-               static_cast<long long>(s.vocab), a.temperature, static_cast<long long>(a.top_k), a.top_p);
-      check(tag, -1, [&](auto& be) {
-        std::vector<int32_t> ids(static_cast<size_t>(s.rows), -7);
-        be.choose_tokens(x.data(), u.data(), ids.data(), s.rows, s.vocab, a);
-        return Outs{std::vector<double>(ids.begin(), ids.end())};
-      });
-      if (s.vocab > 1000 && a.top_p < 1.0f) break;  // the big vocabulary: the cheap settings and one top-p
-    }
-  }
-}
-
 int main(int argc, char** argv) {
   filter = argc > 1 ? argv[1] : nullptr;
   const auto t0 = std::chrono::steady_clock::now();
@@ -825,7 +695,6 @@ int main(int argc, char** argv) {
   embedding_cases();
   rope_cases();
   loss_cases();
-  token_choice_cases();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   printf("%d cases, %d failures, %.1f s, %lld fiber switches\n", cases, failures, s, emu::switches);
   return failures != 0 || cases == 0;
