@@ -27,6 +27,16 @@ std::string resolve_checkpoint_dir(const std::string& path) {
   return path;
 }
 
+void require_model_directory(const std::string& path, const std::string& key) {
+  std::error_code ec;
+  GTPO_CHECK(fs::exists(path, ec), key, " '", path,
+             "' does not exist (expected a directory: a gtpo checkpoint, a run directory or a Hugging Face "
+             "model saved by save_pretrained)");
+  GTPO_CHECK(fs::is_directory(path, ec), key, " '", path,
+             "' is not a directory (expected a gtpo checkpoint, a run directory or a Hugging Face model "
+             "directory)");
+}
+
 CheckpointInput load_checkpoint_input(const Args& args, Device device, const char* command) {
   CheckpointInput in;
   in.dir = io::readable_directory(resolve_checkpoint_dir(args.require("--checkpoint")));

@@ -22,6 +22,9 @@ struct CheckpointInput {
 // Anything else comes back as it is.
 std::string resolve_checkpoint_dir(const std::string& path);
 
+// Fails unless PATH is a directory, naming KEY: a model is always one (a checkpoint, a run, an HF save).
+void require_model_directory(const std::string& path, const std::string& key);
+
 // Resolves --checkpoint, loads the model (on DEVICE) and its tokenizer, reads run_config.yaml when present
 // and prints on stderr what was taken from it. COMMAND names the command in messages.
 CheckpointInput load_checkpoint_input(const Args& args, Device device, const char* command);

@@ -46,27 +46,40 @@ std::unique_ptr<rl::ProblemSource> problem_source(const Args& args, const std::o
   GTPO_CHECK(!(args.has("--data") && args.has("--task")), "eval: give at most one of --data and --task");
   const data::chat::PromptFormat format =
       rl::prompt_format(run ? run->prompt.template_path_or_pattern : "", checkpoint_dir);
+  // Task options set a generator; problems read from a file have none, so such a setting would do nothing.
+  const auto reject_options = [&](const std::string& from) {
+    GTPO_CHECK(args.overrides().empty(), "eval: '", args.overrides().front().first, "=",
+               args.overrides().front().second,
+               "' sets a task generator's option, but the problems come from ", from,
+               ", which has none (give --task NAME to evaluate a generator)");
+  };
   if (args.has("--data")) {
     const std::string file = args.get("--data", "");
+    reject_options("--data " + file);
     return std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_files(file, file, format));
   }
   GTPO_CHECK(args.has("--task") || run.has_value(),
              "eval: give --data or --task (this checkpoint has no run_config.yaml to take the task from)");
   const std::string name = args.get("--task", run ? run->task.name : "");
   const bool runs_task = run && run->task.name == name;
-  if (runs_task && !run->task.test_file.empty() && args.overrides().empty()) {
+  if (runs_task && !run->task.test_file.empty()) {
+    reject_options("the run's test file " + run->task.test_file);
     std::fprintf(stderr, "eval: the run's test file %s\n", run->task.test_file.c_str());
     return std::make_unique<rl::ProblemSource>(
         rl::ProblemSource::from_files(run->task.test_file, run->task.test_file, format));
   }
   data::TaskOptions options = runs_task ? run->task.options : data::TaskOptions{};
-  if (runs_task && !options.values().empty()) {
+  for (const auto& [k, v] : args.overrides()) options.set(k.rfind("task.", 0) == 0 ? k.substr(5) : k, v);
+  std::unique_ptr<data::Task> task = data::make_task(name, options);  // its errors name a wrong option
+  if (!options.values().empty()) {  // what is evaluated, after the command line's settings
     std::string text;
     for (const auto& [k, v] : options.values()) text += (text.empty() ? "" : ", ") + k + "=" + v;
-    std::fprintf(stderr, "eval: task %s with the run's options %s\n", name.c_str(), text.c_str());
+    const char* whose = !runs_task                 ? "the command line's"
+                        : args.overrides().empty() ? "the run's"
+                                                   : "the run's, with the command line's KEY=VALUE over them";
+    std::fprintf(stderr, "eval: task %s with options %s (%s)\n", name.c_str(), text.c_str(), whose);
   }
-  for (const auto& [k, v] : args.overrides()) options.set(k.rfind("task.", 0) == 0 ? k.substr(5) : k, v);
-  return std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_task(data::make_task(name, options), 0, format));
+  return std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_task(std::move(task), 0, format));
 }
 }  // namespace
 
@@ -82,6 +95,7 @@ int run_eval(int argc, char** argv) {
                           kFlags).c_str(), stdout);
     return 0;
   }
+  args.reject_unused("eval", false, true);  // KEY=VALUE: task options, checked by the task source
   apply_threads(args);
   const Device device = device_from(args);
   prepare_device(device);

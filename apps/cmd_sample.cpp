@@ -117,6 +117,7 @@ int run_sample(int argc, char** argv) {
         stdout);
     return 0;
   }
+  args.reject_unused("sample", false, false);
   apply_threads(args);
   const Device device = device_from(args);
   prepare_device(device);

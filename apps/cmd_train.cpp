@@ -5,8 +5,10 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "apps/args.h"
@@ -91,6 +93,51 @@ void refuse_default_choosing_changes(const rl::RunConfig& before, const rl::RunC
              restart);
 }
 
+// "section.key" (or "section.list[i].key") -> its value, from resolved_config_yaml's text: sections, their
+// "  key: value" lines, and lists of "    - key: value" items whose other keys follow at 6 spaces.
+std::map<std::string, std::string> resolved_entries(const rl::RunConfig& c) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(rl::resolved_config_yaml(c));
+  std::string section, list;
+  int64_t item = -1;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t indent = line.find_first_not_of(' ');
+    const bool starts_item = line.compare(indent, 2, "- ") == 0;
+    const size_t key_at = starts_item ? indent + 2 : indent, colon = line.find(':', key_at);
+    const std::string key = line.substr(key_at, colon - key_at);
+    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (indent == 0) {
+      section = key;
+    } else if (indent == 2 && !starts_item) {
+      list = value.empty() ? key : "";  // "  functions:" opens a list
+      item = -1;
+      if (list.empty()) out[section + "." + key] = value;
+    } else {
+      item += starts_item ? 1 : 0;
+      out[section + "." + list + "[" + std::to_string(item) + "]." + key] = value;
+    }
+  }
+  return out;
+}
+
+// What a resume changes, and nothing else: the keys whose values differ from the run's config.yaml.
+void print_resume_changes(const rl::RunConfig& before, const rl::RunConfig& after) {
+  const std::map<std::string, std::string> old_values = resolved_entries(before),
+                                           new_values = resolved_entries(after);
+  std::string changed;
+  for (const auto& [key, value] : new_values) {
+    const auto it = old_values.find(key);
+    const std::string was = it == old_values.end() ? "(none)" : it->second;
+    if (was != value) changed += (changed.empty() ? "" : ", ") + key + " " + was + " -> " + value;
+  }
+  for (const auto& [key, value] : old_values)
+    if (!new_values.count(key)) changed += (changed.empty() ? "" : ", ") + key + " " + value + " -> (none)";
+  std::fprintf(stderr, "resume: %s\n",
+               changed.empty() ? "the run's settings, unchanged"
+                               : ("changed from the run's config.yaml: " + changed).c_str());
+}
+
 // The config a train command reads: CONFIG, or with --resume RUN_DIR/config.yaml.
 std::string train_config_path(const Args& args, bool resume) {
   if (!resume) {
@@ -110,6 +157,14 @@ std::string train_config_path(const Args& args, bool resume) {
 io::FileLock take_run_directory(const std::string& out_dir, bool resume, bool overwrite) {
   io::FileLock lock = rl::lock_run_directory(out_dir);
   if (!resume && !overwrite) rl::require_fresh_run_directory(out_dir);
+  if (!resume && !overwrite && rl::holds_failed_start(out_dir)) {
+    std::fprintf(
+        stderr,
+        "note: train.out_dir %s holds only the logs of a start that ended before its first checkpoint "
+        "(nothing to resume): they are replaced by this run's\n",
+        out_dir.c_str());
+    rl::clear_run_directory(out_dir);
+  }
   if (overwrite) rl::clear_run_directory(out_dir);
   return lock;
 }
@@ -164,12 +219,16 @@ int run_train(int argc, char** argv) {
   if (resume) overrides.emplace_back("train.out_dir", args.get("--resume", ""));
   add_device_override(args, overrides);
   rl::RunConfig config = rl::load_run_config(config_path, overrides);
-  if (resume) refuse_default_choosing_changes(rl::load_run_config(config_path), config, config_path);
+  std::optional<rl::RunConfig> before_resume;  // the run's own settings, to say what this resume changes
+  if (resume)
+    refuse_default_choosing_changes(before_resume.emplace(rl::load_run_config(config_path)), config,
+                                    config_path);
   // Under mpirun: one data-parallel rank of several (every rank reads the same config and builds the same
   // model from the same seed or checkpoint); rank 0 alone touches the run directory. Otherwise one process.
   std::unique_ptr<dist::Communicator> comm =
       dist::make_device_communicator(config.train.collective_timeout_s, config.train.device == Device::cuda);
   const bool writer = comm->writer();
+  if (writer && before_resume) print_resume_changes(*before_resume, config);
   if (writer) print_config_notes(config);
   if (const std::string note = rl::reward_value_note(config); writer && !note.empty())
     std::fprintf(stderr, "note: %s\n", note.c_str());

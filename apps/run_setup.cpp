@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -20,6 +21,8 @@
 #include "runtime/io/subprocess.h"
 
 namespace gtpo::apps {
+
+namespace fs = std::filesystem;
 
 namespace {
 std::unique_ptr<data::Tokenizer> make_tokenizer(const rl::TokenizerSection& t, const rl::ProblemSource& source,
@@ -115,6 +118,22 @@ std::string tokenizer_where(const rl::RunConfig& c) {
   return "tokenizer";
 }
 
+// A default optim.lr (sized for the tiny models gtpo trains from scratch) is far too large for a model
+// someone pretrained: a Hugging Face directory (no gtpo config.yaml) or any model of 20M+ parameters.
+void warn_default_lr_for_pretrained(const rl::RunConfig& c, const std::string& dir,
+                                    const model::Transformer& m, RunObjects& run) {
+  if (c.optim.lr != rl::OptimSection{}.lr) return;
+  const bool hugging_face = !fs::exists(fs::path(dir) / "config.yaml");
+  const int64_t parameters = m.parameters().numel();
+  if (!hugging_face && parameters < kPretrainedSizeParameters) return;
+  run.warnings.push_back(
+      "optim.lr is " + config::format_double(c.optim.lr) +
+      ", its default for tiny models trained from scratch, while train.init_from starts from " +
+      (hugging_face ? "a Hugging Face model" : "a trained model") + " of " + std::to_string(parameters) +
+      " parameters: fine-tuning one usually wants 1e-6 to 1e-5 (TRL's GRPO default is 1e-6); "
+      "set optim.lr");
+}
+
 void init_model_from_section(rl::RunConfig& c, const rl::ProblemSource& source, RunObjects& run) {
   GTPO_CHECK(c.model.has_value(), "the config needs a model: section or train.init_from");
   run.tokenizer = make_tokenizer(c.tokenizer, source, c.model->vocab_size);
@@ -131,10 +150,13 @@ RunObjects build_run(rl::RunConfig& c) {
   prepare_device(c.train.device, BackendOptions{c.train.matmul_precision, c.train.deterministic});
   RunObjects run;
   bool tokenizer_from_checkpoint = false;
+  // Before the prompt format, which reads the chat template beside it: a typo is "not a directory".
+  if (!c.train.init_from.empty()) require_model_directory(c.train.init_from, "train.init_from");
   run.source = make_problem_source(c);
 
   if (!c.train.init_from.empty()) {
-    model::LoadedModel loaded = model::load_model(resolve_checkpoint_dir(c.train.init_from), c.train.device);
+    const std::string from = resolve_checkpoint_dir(c.train.init_from);
+    model::LoadedModel loaded = model::load_model(from, c.train.device);
     run.model = std::move(loaded.model);
     tokenizer_from_checkpoint = loaded.tokenizer != nullptr;
     run.tokenizer = loaded.tokenizer ? std::move(loaded.tokenizer)
@@ -147,13 +169,7 @@ RunObjects build_run(rl::RunConfig& c) {
                                config::join(keys));
     }
     c.model = run.model->config();
-    if (c.optim.lr == rl::OptimSection{}.lr && run.model->parameters().numel() >= kPretrainedSizeParameters)
-      run.warnings.push_back("optim.lr is " + config::format_double(c.optim.lr) +
-                             ", its default for tiny models, "
-                             "while train.init_from starts from a trained model of " +
-                             std::to_string(run.model->parameters().numel() / 1000000) +
-                             "M parameters: fine-tuning one usually wants 1e-6 to 1e-5 (TRL's GRPO default "
-                             "is 1e-6); set optim.lr");
+    warn_default_lr_for_pretrained(c, from, *run.model, run);
   } else {
     init_model_from_section(c, *run.source, run);
   }

@@ -45,6 +45,9 @@ class ExternalReward {
   ExternalReward(const ExternalReward&) = delete;
   ExternalReward& operator=(const ExternalReward&) = delete;
 
+  // Starts the process now (if not yet) and throws RewardError as score() would when it ends within
+  // PROBE_S seconds: a missing script or a mistyped interpreter shows before any training work.
+  void start(double probe_s);
   // One score per request, in order. Throws RewardError (see above).
   std::vector<RewardScore> score(const std::vector<nlohmann::json>& requests);
   const std::string& name() const { return name_; }

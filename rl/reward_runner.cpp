@@ -18,6 +18,11 @@ RewardRunner::RewardRunner(const RewardSection& section, const SamplerSection& s
 
 RewardRunner::~RewardRunner() = default;
 
+void RewardRunner::start_processes(double probe_s) {
+  for (const std::unique_ptr<ExternalReward>& e : external_)
+    if (e) e->start(probe_s);
+}
+
 nlohmann::json reward_request(const std::string& function, const RolloutItem& item, int64_t step, std::size_t index,
                               std::size_t batch_size) {
   const data::Problem& p = item.problem;

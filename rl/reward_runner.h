@@ -19,7 +19,7 @@ struct RolloutItem;  // rl/rollout_phase.h
 
 class RewardRunner {
  public:
-  // SAMPLER gives L_max for the length reward. No process starts before the first score().
+  // SAMPLER gives L_max for the length reward. No process starts before start_processes() or score().
   RewardRunner(const RewardSection& section, const SamplerSection& sampler);
   ~RewardRunner();
   RewardRunner(const RewardRunner&) = delete;
@@ -28,6 +28,8 @@ class RewardRunner {
   // Fills every item's reward (RolloutItem::reward) from its verdict, tokens and the external functions'
   // replies. Throws RewardError when an external function fails; then no item of the round has a reward.
   void score(std::vector<RolloutItem*>& items, int64_t step);
+  // Starts every external function's process, each given PROBE_S seconds to fail (ExternalReward::start).
+  void start_processes(double probe_s);
 
   const std::vector<RewardFunctionConfig>& functions() const { return functions_; }
   // The section lists functions: r_i is the continuous reward, not the verifier's 0/1.

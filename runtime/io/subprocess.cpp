@@ -235,6 +235,7 @@ std::string Subprocess::exit_status(double wait_s) {
   if (pid_ <= 0) return "not started";
   if (!reaped_) {
     if (!exited_within(wait_s)) return "still running";
+    drain_stderr();  // its last words (for stderr_tail), still in the pipe
     kill();  // what it left running in its group ends with it, then it is reaped
   }
   if (WIFEXITED(status_)) return "exited with status " + std::to_string(WEXITSTATUS(status_));
