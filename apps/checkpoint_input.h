@@ -36,4 +36,12 @@ void apply_threads(const Args& args);
 // The --checkpoint flag's help text, shared so the three commands say the same.
 FlagSpec checkpoint_flag();
 
+// --chat-template for sample and eval: how prompts become model text (the prompt.template to use).
+FlagSpec chat_template_flag();
+// The prompt.template value for IN's prompts: --chat-template if given ("none" = as given, "tokenizer", a
+// Jinja file or a {prompt} pattern); else (auto) the run's prompt.template when IN has a run config, else
+// "tokenizer" when the directory has a chat template (as transformers' pipeline applies it), else as given.
+// Says on stderr which, naming COMMAND.
+std::string chosen_prompt_template(const Args& args, const CheckpointInput& in, const char* command);
+
 }  // namespace gtpo::apps

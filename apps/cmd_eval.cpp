@@ -36,16 +36,17 @@ const std::vector<FlagSpec> kFlags = {
      "else the config default, 48)"},
     {"--seed", true, "sampling seed (default: the run's train.seed, else 0)"},
     {"--out", true, "per-problem results JSONL (default: none)"},
+    chat_template_flag(),
     threads_flag(),
     device_flag("cpu")};
 
 // The problems: --data, --task (with the run's own options when it is the run's task), or the run's task.
-// Prompts are rendered as the run rendered them: its prompt.template, else the checkpoint's chat template.
-std::unique_ptr<rl::ProblemSource> problem_source(const Args& args, const std::optional<rl::RunConfig>& run,
-                                                  const std::string& checkpoint_dir) {
+// Prompts are rendered as --chat-template says: by default as the run rendered them (its prompt.template),
+// else through the directory's chat template.
+std::unique_ptr<rl::ProblemSource> problem_source(const Args& args, const CheckpointInput& in) {
   GTPO_CHECK(!(args.has("--data") && args.has("--task")), "eval: give at most one of --data and --task");
-  const data::chat::PromptFormat format =
-      rl::prompt_format(run ? run->prompt.template_path_or_pattern : "", checkpoint_dir);
+  const std::optional<rl::RunConfig>& run = in.run_config;
+  const data::chat::PromptFormat format = rl::prompt_format(chosen_prompt_template(args, in, "eval"), in.dir);
   // Task options set a generator; problems read from a file have none, so such a setting would do nothing.
   const auto reject_options = [&](const std::string& from) {
     GTPO_CHECK(args.overrides().empty(), "eval: '", args.overrides().front().first, "=",
@@ -102,7 +103,7 @@ int run_eval(int argc, char** argv) {
   CheckpointInput in = load_checkpoint_input(args, device, "eval");
   model::LoadedModel& m = in.loaded;
   GTPO_CHECK(m.tokenizer != nullptr, "eval: the checkpoint has no tokenizer");
-  std::unique_ptr<rl::ProblemSource> source = problem_source(args, in.run_config, in.dir);
+  std::unique_ptr<rl::ProblemSource> source = problem_source(args, in);
   // The run's eval settings, else the run config's defaults: one place for every default.
   rl::EvalOptions o = rl::eval_options(in.run_config ? *in.run_config : rl::RunConfig{});
   o.problems = args.get_int("--problems", o.problems, 1, 1 << 24);

@@ -193,3 +193,38 @@ TEST_CASE("train: the default optim.lr from a Hugging Face init_from is warned a
   CHECK_THAT(run_gtpo_cli(shipped).output, !Contains("optim.lr"));  // the config sets its own
   fs::remove_all(dir);
 }
+
+TEST_CASE("sample and eval on a Hugging Face directory render prompts through its chat template by default",
+          "[apps][new_user][chat]") {
+  const std::string dir = testing::fresh_temp_dir("new_user_hf_template");
+  const std::string fixture = kSource + "/tests/fixtures/hf_chat_qwen2";
+  io::write_file_atomic(dir + "/in.jsonl", R"({"messages": [{"role": "user", "content": "What is 2+2?"}]})"
+                                           "\n");
+  REQUIRE(run_gtpo_cli({"tokenize", "--tokenizer", fixture, "--chat", "--add-generation-prompt", "--in",
+                        dir + "/in.jsonl", "--out", dir + "/ids.jsonl"})
+              .code == 0);
+  const nlohmann::json expected = nlohmann::json::parse(io::read_file(dir + "/ids.jsonl"))["ids"];
+  const auto prompt_ids = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"sample",       "--checkpoint",     fixture, "--prompt",
+                                     "What is 2+2?", "--max-new-tokens", "1",     "--jsonl"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const testing::ShellResult r = run_gtpo_cli(args);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    return std::make_pair(nlohmann::json::parse(r.output.substr(r.output.find('{')))["prompt_tokens"],
+                          r.output);
+  };
+  const auto [templated, said] = prompt_ids({});
+  CHECK(templated == expected);  // what apply_chat_template(add_generation_prompt=True) gives
+  CHECK_THAT(said, Contains("sample: prompts through the tokenizer's chat template, as one user turn (the "
+                            "directory's chat template; --chat-template none: as given)"));
+  const auto [plain, said_plain] = prompt_ids({"--chat-template", "none"});
+  CHECK(plain != expected);
+  CHECK_THAT(said_plain, Contains("sample: prompts as given (--chat-template none)"));
+  const testing::ShellResult eval =
+      run_gtpo_cli({"eval", "--checkpoint", fixture, "--data", kSource + "/examples/gsm8k/test.jsonl",
+                    "--problems", "2", "-k", "0"});
+  CHECK(eval.code == 0);
+  CHECK_THAT(eval.output, Contains("eval: prompts through the tokenizer's chat template"));
+  fs::remove_all(dir);
+}
