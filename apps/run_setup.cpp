@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "apps/checkpoint_input.h"
+#include "apps/cpu_load.h"
 #include "apps/device_setup.h"
 #include "data/tasks/registry.h"
 #include "data/tokenizer/char_tokenizer.h"
@@ -145,10 +146,12 @@ void init_model_from_section(rl::RunConfig& c, const rl::ProblemSource& source, 
 }
 
 RunObjects build_run(rl::RunConfig& c) {
+  RunObjects run;
   if (c.train.threads > 0) omp_set_num_threads(static_cast<int>(c.train.threads));
+  if (c.train.threads == 0 && c.train.device == Device::cpu)
+    if (std::string note = fit_threads_to_free_cores(); !note.empty()) run.notes.push_back(std::move(note));
   // First, so that a missing GPU is reported before any work (and before the task is built).
   prepare_device(c.train.device, BackendOptions{c.train.matmul_precision, c.train.deterministic});
-  RunObjects run;
   bool tokenizer_from_checkpoint = false;
   // Before the prompt format, which reads the chat template beside it: a typo is "not a directory".
   if (!c.train.init_from.empty()) require_model_directory(c.train.init_from, "train.init_from");
@@ -186,6 +189,7 @@ void print_config_notes(const rl::RunConfig& config) {
 }
 
 void print_warnings(const RunObjects& run) {
+  for (const std::string& note : run.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
   for (const std::string& warning : run.warnings) std::fprintf(stderr, "warning: %s\n", warning.c_str());
 }
 

@@ -204,7 +204,8 @@ std::vector<RunKey> schema::train_keys() {
       field("train", "sample_every", &RunConfig::train, &TrainSection::sample_every, i64(0),
             "log sampled completions every this many steps; 0 = never"),
       field("train", "threads", &RunConfig::train, &TrainSection::threads, i64(0),
-            "CPU threads; 0 = the library default"),
+            "CPU threads; 0 = one per core, fewer when other processes keep cores busy (measured at the "
+            "start)"),
       field(
           "train", "device", &RunConfig::train, &TrainSection::device,
           config::choice<Device>({{"cpu", Device::cpu}, {"cuda", Device::cuda}}),

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "apps/cpu_load.h"
 #include "runtime/io/atomic_file.h"
 #include "tests/support/child_process.h"
 #include "tests/support/commands.h"
@@ -226,5 +227,33 @@ TEST_CASE("sample and eval on a Hugging Face directory render prompts through it
                     "--problems", "2", "-k", "0"});
   CHECK(eval.code == 0);
   CHECK_THAT(eval.output, Contains("eval: prompts through the tokenizer's chat template"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("threads: the default fits the cores other processes leave free", "[apps][new_user][threads]") {
+  const std::optional<apps::CpuTimes> t =
+      apps::parse_proc_stat("intr 5\ncpu  100 5 20 800 50 1 2 3 0 0\ncpu0 50 2 10 400 25 0 1 1 0 0\n");
+  REQUIRE(t.has_value());
+  CHECK(t->total == 981.0);
+  CHECK(t->busy == 131.0);  // all but idle and iowait
+  CHECK_FALSE(apps::parse_proc_stat("cpu0 1 2 3 4\n").has_value());
+  CHECK(apps::threads_for_load(1.0, 2, 2) == 1);
+  CHECK(apps::threads_for_load(0.2, 2, 2) == 2);
+  CHECK(apps::threads_for_load(2.0, 2, 2) == 1);  // never 0
+  CHECK(apps::threads_for_load(3.4, 16, 16) == 13);
+  CHECK(apps::threads_for_load(0.0, 16, 4) == 4);  // never more than OpenMP would use
+
+  // A process spinning on one core: a default run says it uses fewer threads; a set train.threads is kept.
+  const pid_t spinner = ::fork();
+  if (spinner == 0) ::execl("/bin/sh", "sh", "-c", "while :; do :; done", static_cast<char*>(nullptr));
+  const std::string dir = setup("new_user_threads", "0");
+  const testing::ShellResult busy = train(dir, "a", {kGoodReward, "~train.threads", "train.steps=1"});
+  const testing::ShellResult pinned = train(dir, "b", {kGoodReward, "train.threads=2", "train.steps=1"});
+  ::kill(spinner, SIGKILL);
+  ::waitpid(spinner, nullptr, 0);
+  INFO(busy.output);
+  CHECK(busy.code == 0);
+  CHECK_THAT(busy.output, Contains("cores are busy with other processes: training with "));
+  CHECK_THAT(pinned.output, !Contains("busy with other processes"));
   fs::remove_all(dir);
 }
