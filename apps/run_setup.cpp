@@ -120,17 +120,20 @@ std::string tokenizer_where(const rl::RunConfig& c) {
 }
 
 // A default optim.lr (sized for the tiny models gtpo trains from scratch) is far too large for a model
-// someone pretrained: a Hugging Face directory (no gtpo config.yaml) or any model of 20M+ parameters.
+// someone pretrained: a Hugging Face directory (no gtpo config.yaml) or any model of 20M+ parameters; and so
+// is any lr from 1e-4 on that large (a config tuned on a tiny fixture, pointed at a real model).
 void warn_default_lr_for_pretrained(const rl::RunConfig& c, const std::string& dir,
                                     const model::Transformer& m, RunObjects& run) {
-  if (c.optim.lr != rl::OptimSection{}.lr) return;
+  const bool is_default = c.optim.lr == rl::OptimSection{}.lr;
   const bool hugging_face = !fs::exists(fs::path(dir) / "config.yaml");
   const int64_t parameters = m.parameters().numel();
-  if (!hugging_face && parameters < kPretrainedSizeParameters) return;
+  const bool large = parameters >= kPretrainedSizeParameters;
+  if (!(is_default && (hugging_face || large)) && !(large && c.optim.lr >= 1e-4)) return;
   run.warnings.push_back(
       "optim.lr is " + config::format_double(c.optim.lr) +
-      ", its default for tiny models trained from scratch, while train.init_from starts from " +
-      (hugging_face ? "a Hugging Face model" : "a trained model") + " of " + std::to_string(parameters) +
+      (is_default ? ", its default for tiny models trained from scratch," : ",") +
+      " while train.init_from starts from " + (hugging_face ? "a Hugging Face model" : "a trained model") +
+      " of " + std::to_string(parameters) +
       " parameters: fine-tuning one usually wants 1e-6 to 1e-5 (TRL's GRPO default is 1e-6); "
       "set optim.lr");
 }

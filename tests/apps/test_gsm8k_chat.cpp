@@ -93,12 +93,13 @@ TEST_CASE("configs: gsm8k-chat.yaml trains 2 RL steps from the Hugging Face fixt
               {"train", kSource + "/configs/gsm8k-chat.yaml", "train.steps=2", "train.out_dir=" + run,
                "train.init_from=" + kFixture, "task.train_file=" + kSource + "/examples/gsm8k/train.jsonl",
                "task.test_file=" + kSource + "/examples/gsm8k/test.jsonl", "train.sample_every=1",
-               "eval.num_problems=4", "log.progress=false", "rl.dynamic_sampling=false",
+               "eval.num_problems=4", "log.progress=false", "rl.dynamic_sampling=false", "sft.steps=0",
                "task.shuffle=false"},  // rows in file order: cases[problem]
               apps::run_train) == 0);
   const std::vector<nlohmann::json> metrics = read_lines(run + "/metrics.jsonl");
   REQUIRE(metrics.size() == 2);
-  // (dynamic sampling off: a random model answers nothing right, so every group would be dropped unlogged.)
+  // (no warm start and dynamic sampling off: a random model answers nothing right, so every group would be
+  // dropped unlogged.)
   // The sampled prompts are the fixture's renders of the same questions (train rows in order).
   const nlohmann::json cases = expected()["cases"];
   const std::vector<nlohmann::json> samples = read_lines(run + "/samples.jsonl");
@@ -123,5 +124,26 @@ TEST_CASE("configs: gsm8k-chat.yaml trains 2 RL steps from the Hugging Face fixt
                               " " + kFixture + "/expected.json";
   CHECK(std::system(command.c_str()) == 0);
   CHECK(testing::gtpo_vs_transformers(ckpt, run) < 1e-4);
+  fs::remove_all(fs::path(run).parent_path());
+}
+
+TEST_CASE("configs: gsm8k-chat.yaml as shipped keeps groups from its first RL steps (its warm start works)",
+          "[apps][configs][chat]") {
+  const std::string run = testing::fresh_temp_dir("gsm8k_chat_shipped") + "/run";
+  // As shipped but 3 steps, from the source directory's relative paths made absolute.
+  REQUIRE(call_command(
+              {"train", kSource + "/configs/gsm8k-chat.yaml", "train.steps=3", "train.out_dir=" + run,
+               "train.init_from=" + kFixture, "task.train_file=" + kSource + "/examples/gsm8k/train.jsonl",
+               "task.test_file=" + kSource + "/examples/gsm8k/test.jsonl", "log.progress=false"},
+              apps::run_train) == 0);
+  const std::vector<nlohmann::json> metrics = read_lines(run + "/metrics.jsonl");
+  REQUIRE(metrics.size() == 3);
+  double correct = 0;
+  for (const nlohmann::json& m : metrics) {
+    INFO("step " << m["step"]);
+    CHECK(m["groups_kept"].get<int64_t>() > 0);  // without the warm start: 0 in every step
+    correct += m["accuracy"].get<double>();
+  }
+  CHECK(correct > 0.0);
   fs::remove_all(fs::path(run).parent_path());
 }
