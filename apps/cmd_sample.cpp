@@ -34,7 +34,8 @@ std::vector<int32_t> formatted_prompt_tokens(const data::Tokenizer& tok,
   } else if (run && run->task.train_file.empty() && (text.empty() || text.back() != '\n')) {
     p.prompt += '\n';
     std::fprintf(stderr,
-                 "sample: the prompt ends with the newline task %s's prompts end with (--raw: as given)\n",
+                 "sample: the prompt gets the trailing newline of task %s's prompts, as in training (--raw: "
+                 "as given)\n",
                  run->task.name.c_str());
   }
   return data::encode_prompt(tok, p);

@@ -157,7 +157,8 @@ RunObjects build_run(rl::RunConfig& c) {
   prepare_device(c.train.device, BackendOptions{c.train.matmul_precision, c.train.deterministic});
   bool tokenizer_from_checkpoint = false;
   // Before the prompt format, which reads the chat template beside it: a typo is "not a directory".
-  if (!c.train.init_from.empty()) require_model_directory(c.train.init_from, "train.init_from");
+  if (!c.train.init_from.empty())
+    require_model_directory(resolve_checkpoint_dir(c.train.init_from), "train.init_from");
   run.source = make_problem_source(c);
 
   if (!c.train.init_from.empty()) {
