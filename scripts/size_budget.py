@@ -21,7 +21,7 @@ FOLDER_CAPS = {
     "model": 2300,
     "rl": 8300,
     "runtime": 13300,
-    "tests": 18200,
+    "tests": 18300,
     "scripts": 4200,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).
