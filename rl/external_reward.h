@@ -28,10 +28,6 @@ class RewardError : public Error {
   using Error::Error;
 };
 
-// The largest |reward| or |component| a reply may give: beyond it a group's mean and standard deviation
-// could overflow (1e308 squared is infinite), and no reward means anything there.
-inline constexpr double kMaxRewardMagnitude = 1e12;
-
 // Parses one reply line: {"id": the request's id, "reward": number, "correct": bool (optional),
 // "components": {name: number} (optional)}. Throws gtpo::Error with the reason (not JSON, not an object, an
 // id other than EXPECTED_ID, missing reward, NaN/Inf or beyond kMaxRewardMagnitude, ...).

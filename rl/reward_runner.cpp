@@ -1,6 +1,7 @@
 #include "rl/reward_runner.h"
 
 #include "data/dataset.h"
+#include "data/tokenizer/utf8.h"
 #include "rl/rollout_phase.h"
 
 namespace gtpo::rl {
@@ -31,9 +32,12 @@ nlohmann::json reward_request(const std::string& function, const RolloutItem& it
           {"group", item.problem_index},
           {"index", index},
           {"batch_size", batch_size},
-          {"prompt", p.prompt},
-          {"completion", item.completion},
+          // A byte-level model can sample bytes that are not UTF-8: the texts replace them (JSON carries only
+          // UTF-8), token_ids carries the exact ids.
+          {"prompt", data::utf8_replace_invalid(p.prompt)},
+          {"completion", data::utf8_replace_invalid(item.completion)},
           {"completion_tokens", item.sample.tokens},
+          {"token_ids", item.sample.tokens},
           {"truncated", item.truncated},
           {"row", p.row.empty() ? data::problem_to_json(p) : nlohmann::json::parse(p.row)}};
 }

@@ -44,8 +44,8 @@ class RewardRunner {
 };
 
 // The request an external function gets for ITEM, number INDEX of a batch of BATCH_SIZE (docs/rewards.md):
-// function, step, group, index, batch_size, prompt, completion, completion_tokens, truncated, and the
-// dataset row's columns under "row".
+// function, step, group, index, batch_size, prompt, completion (invalid UTF-8 replaced by U+FFFD),
+// completion_tokens and token_ids (the same exact ids), truncated, and the dataset row's columns under "row".
 nlohmann::json reward_request(const std::string& function, const RolloutItem& item, int64_t step, std::size_t index,
                               std::size_t batch_size);
 

@@ -17,11 +17,11 @@ import sys
 # Lines per folder. Raise a cap in the commit that needs it, with the reason in the message.
 FOLDER_CAPS = {
     "apps": 3400,
-    "data": 9000,
+    "data": 9300,
     "model": 2300,
     "rl": 8400,
     "runtime": 13300,
-    "tests": 18600,
+    "tests": 19200,
     "scripts": 4200,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).

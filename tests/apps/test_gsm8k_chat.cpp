@@ -11,8 +11,10 @@
 
 #include "apps/commands.h"
 #include "data/tokenizer/tokenizer.h"
+#include "data/tokenizer/utf8.h"
 #include "model/checkpoint.h"
 #include "runtime/io/atomic_file.h"
+#include "tests/support/child_process.h"
 #include "tests/support/commands.h"
 #include "tests/support/hf_reference.h"
 
@@ -146,4 +148,45 @@ TEST_CASE("configs: gsm8k-chat.yaml as shipped keeps groups from its first RL st
   }
   CHECK(correct > 0.0);
   fs::remove_all(fs::path(run).parent_path());
+}
+
+// A byte-level BPE model samples bytes that are not UTF-8 (a random one does in most completions): the
+// shipped config with its example reward, without its warm start, trains 20 steps, and every request the reward reads is JSON
+// whose completion is the decoded ids with U+FFFD for invalid bytes, and whose token_ids are the exact ids
+// (docs/rewards.md). Run as a child: before, the JSON writer's exception ended the run with "internal error".
+TEST_CASE(
+    "configs: gsm8k-chat.yaml with its example reward trains 20 steps on completions that are not UTF-8",
+    "[apps][configs][chat][rewards]") {
+  const std::string dir = testing::fresh_temp_dir("gsm8k_chat_utf8");
+  const std::string log = dir + "/requests.jsonl";
+  io::write_file_atomic(dir + "/run.yaml",
+                        io::read_file(kSource + "/configs/gsm8k-chat.yaml") +
+                            "reward:\n  functions:\n    - {name: gsm8k, weight: 1.0, command: "
+                            "\"tee -a " +
+                            log + " | python3 " + kSource + "/examples/rewards/gsm8k_reward.py\"}\n");
+  const testing::ShellResult r =
+      testing::run_shell(testing::gtpo_binary() + " train " + dir + "/run.yaml train.out_dir=" + dir +
+                         "/run train.init_from=" + kFixture + " task.train_file=" + kSource +
+                         "/examples/gsm8k/train.jsonl task.test_file=" + kSource +
+                         "/examples/gsm8k/test.jsonl log.progress=false sft.steps=0 train.steps=20");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(read_lines(dir + "/run/metrics.jsonl").size() == 20);
+  const auto tokenizer = data::load_tokenizer(kFixture);
+  std::istringstream in(io::read_file(log));
+  int64_t requests = 0, not_utf8 = 0;
+  for (std::string line; std::getline(in, line); ++requests) {
+    const nlohmann::json j = nlohmann::json::parse(line);  // strict: valid UTF-8 throughout
+    std::vector<int32_t> ids = j["token_ids"].get<std::vector<int32_t>>();
+    CHECK(j["completion_tokens"] == j["token_ids"]);
+    if (!j["truncated"].get<bool>()) ids.pop_back();  // the end-of-sequence id ended it
+    const std::string bytes = tokenizer->decode(ids);
+    not_utf8 += data::utf8_valid(bytes) ? 0 : 1;
+    CHECK(j["completion"] == data::utf8_replace_invalid(bytes));
+  }
+  CHECK(requests >= 20 * 4 * 4);
+  CHECK(not_utf8 > 0);
+  WARN("gsm8k-chat with an external reward: " << requests << " requests, " << not_utf8
+                                              << " completions not valid UTF-8");
+  fs::remove_all(dir);
 }
