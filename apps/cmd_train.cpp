@@ -5,10 +5,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "apps/args.h"
@@ -93,46 +91,12 @@ void refuse_default_choosing_changes(const rl::RunConfig& before, const rl::RunC
              restart);
 }
 
-// "section.key" (or "section.list[i].key") -> its value, from resolved_config_yaml's text: sections, their
-// "  key: value" lines, and lists of "    - key: value" items whose other keys follow at 6 spaces.
-std::map<std::string, std::string> resolved_entries(const rl::RunConfig& c) {
-  std::map<std::string, std::string> out;
-  std::istringstream in(rl::resolved_config_yaml(c));
-  std::string section, list;
-  int64_t item = -1;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    const size_t indent = line.find_first_not_of(' ');
-    const bool starts_item = line.compare(indent, 2, "- ") == 0;
-    const size_t key_at = starts_item ? indent + 2 : indent, colon = line.find(':', key_at);
-    const std::string key = line.substr(key_at, colon - key_at);
-    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-    if (indent == 0) {
-      section = key;
-    } else if (indent == 2 && !starts_item) {
-      list = value.empty() ? key : "";  // "  functions:" opens a list
-      item = -1;
-      if (list.empty()) out[section + "." + key] = value;
-    } else {
-      item += starts_item ? 1 : 0;
-      out[section + "." + list + "[" + std::to_string(item) + "]." + key] = value;
-    }
-  }
-  return out;
-}
-
 // What a resume changes, and nothing else: the keys whose values differ from the run's config.yaml.
 void print_resume_changes(const rl::RunConfig& before, const rl::RunConfig& after) {
-  const std::map<std::string, std::string> old_values = resolved_entries(before),
-                                           new_values = resolved_entries(after);
   std::string changed;
-  for (const auto& [key, value] : new_values) {
-    const auto it = old_values.find(key);
-    const std::string was = it == old_values.end() ? "(none)" : it->second;
-    if (was != value) changed += (changed.empty() ? "" : ", ") + key + " " + was + " -> " + value;
-  }
-  for (const auto& [key, value] : old_values)
-    if (!new_values.count(key)) changed += (changed.empty() ? "" : ", ") + key + " " + value + " -> (none)";
+  for (const ValueChange& c :
+       yaml_value_changes(rl::resolved_config_yaml(before), rl::resolved_config_yaml(after)))
+    changed += (changed.empty() ? "" : ", ") + c.key + " " + c.before + " -> " + c.after;
   std::fprintf(stderr, "resume: %s\n",
                changed.empty() ? "the run's settings, unchanged"
                                : ("changed from the run's config.yaml: " + changed).c_str());

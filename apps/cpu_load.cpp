@@ -46,8 +46,8 @@ std::optional<CpuTimes> read_proc_stat() {
 std::string fit_threads_to_free_cores() {
   const int cores = omp_get_num_procs(), threads = omp_get_max_threads();
   const std::optional<CpuTimes> a = read_proc_stat();
-  std::this_thread::sleep_for(
-      std::chrono::milliseconds(100));  // this process sleeps: the busy time is others'
+  // This process sleeps meanwhile: the busy time is other processes'.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const std::optional<CpuTimes> b = read_proc_stat();
   if (!a || !b || b->total <= a->total) return "";
   const double busy_cores = (b->busy - a->busy) / (b->total - a->total) * static_cast<double>(cores);

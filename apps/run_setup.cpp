@@ -42,29 +42,45 @@ std::unique_ptr<data::Tokenizer> make_tokenizer(const rl::TokenizerSection& t, c
 // A model this large is a pretrained one (the toy tasks' models have well under a million parameters).
 constexpr int64_t kPretrainedSizeParameters = 20'000'000;
 
+// "section.key" (or "section.list[i].key") -> its value, from gtpo's own YAML (resolved_config_yaml,
+// model_config_to_yaml): sections, their "  key: value" lines, and lists of "    - key: value" items whose
+// other keys follow at 6 spaces.
+std::map<std::string, std::string> yaml_entries(const std::string& yaml) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(yaml);
+  std::string section, list;
+  int64_t item = -1;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t indent = line.find_first_not_of(' ');
+    const bool starts_item = line.compare(indent, 2, "- ") == 0;
+    const size_t key_at = starts_item ? indent + 2 : indent, colon = line.find(':', key_at);
+    const std::string key = line.substr(key_at, colon - key_at);
+    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (indent == 0) {
+      section = key;
+    } else if (indent == 2 && !starts_item) {
+      list = value.empty() ? key : "";  // "  functions:" opens a list
+      item = -1;
+      if (list.empty()) out[section + "." + key] = value;
+    } else {
+      item += starts_item ? 1 : 0;
+      out[section + "." + list + "[" + std::to_string(item) + "]." + key] = value;
+    }
+  }
+  return out;
+}
+
 // The keys whose values differ between a config's model section and a checkpoint's model (vocab_size 0,
 // "the tokenizer's", differs from nothing), for the warning that the section is ignored.
 std::vector<std::string> differing_model_keys(model::ModelConfig section,
                                               const model::ModelConfig& checkpoint) {
   if (section.vocab_size == 0) section.vocab_size = checkpoint.vocab_size;
-  // "  key: value" lines of each; a key only one of them writes (mlp_bias, head_dim, ...) differs too.
-  const auto entries = [](const model::ModelConfig& c) {
-    std::map<std::string, std::string> out;
-    std::istringstream in(model::model_config_to_yaml(c));
-    for (std::string line; std::getline(in, line);)
-      if (line.rfind("  ", 0) == 0) out[line.substr(2, line.find(':') - 2)] = line.substr(line.find(':') + 2);
-    return out;
-  };
-  const std::map<std::string, std::string> mine = entries(section), theirs = entries(checkpoint);
-  std::set<std::string> names;
-  for (const auto& [key, value] : mine) names.insert(key);
-  for (const auto& [key, value] : theirs) names.insert(key);
   std::vector<std::string> keys;
-  for (const std::string& key : names) {
-    const auto a = mine.find(key), b = theirs.find(key);
-    const std::string left = a == mine.end() ? "unset" : a->second,
-                      right = b == theirs.end() ? "unset" : b->second;
-    if (left != right) keys.push_back(key + " (config " + left + ", checkpoint " + right + ")");
+  for (const ValueChange& c :
+       yaml_value_changes(model::model_config_to_yaml(section), model::model_config_to_yaml(checkpoint))) {
+    const std::string key = c.key.substr(c.key.find('.') + 1);  // "model.hidden_size" -> "hidden_size"
+    keys.push_back(key + " (config " + c.before + ", checkpoint " + c.after + ")");
   }
   return keys;
 }
@@ -146,6 +162,22 @@ void init_model_from_section(rl::RunConfig& c, const rl::ProblemSource& source, 
   rl::check_tokenizer_fits(*run.tokenizer, tokenizer_where(c), c.model->vocab_size, "model.vocab_size");
   run.model = std::make_unique<model::Transformer>(*c.model, c.train.device);
   run.model->init_weights(c.train.seed);
+}
+
+std::vector<ValueChange> yaml_value_changes(const std::string& before, const std::string& after) {
+  const std::map<std::string, std::string> old_values = yaml_entries(before),
+                                           new_values = yaml_entries(after);
+  std::set<std::string> keys;
+  for (const auto& [key, value] : old_values) keys.insert(key);
+  for (const auto& [key, value] : new_values) keys.insert(key);
+  std::vector<ValueChange> changes;
+  for (const std::string& key : keys) {
+    const auto a = old_values.find(key), b = new_values.find(key);
+    ValueChange c{key, a == old_values.end() ? "unset" : a->second,
+                  b == new_values.end() ? "unset" : b->second};
+    if (c.before != c.after) changes.push_back(std::move(c));
+  }
+  return changes;
 }
 
 RunObjects build_run(rl::RunConfig& c) {

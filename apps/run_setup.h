@@ -41,6 +41,13 @@ void init_model_from_section(rl::RunConfig& c, const rl::ProblemSource& source, 
 RunObjects build_run(rl::RunConfig& config);
 // Prints the notes parsing left for the user (dropped task options, ...) to stderr.
 void print_config_notes(const rl::RunConfig& config);
+// A key whose value differs between two of gtpo's YAML texts ("unset" where a side has none): the model
+// section a checkpoint overrides, the settings a resume changes.
+struct ValueChange {
+  std::string key, before, after;  // key: "section.key" or "section.list[i].key"
+};
+std::vector<ValueChange> yaml_value_changes(const std::string& before, const std::string& after);
+
 // Prints RunObjects::notes and warnings to stderr.
 void print_warnings(const RunObjects& run);
 // The "--device cpu|cuda" argument of train and sft as the config override train.device=VALUE (checked

@@ -70,8 +70,8 @@ nlohmann::json step_metrics(int64_t step, float lr, const RlStepResult& r, const
       {"seconds_advantages", r.seconds_advantages},
       {"seconds_update", r.seconds_update},
   };
-  if (batch.items
-          .empty())  // no kept group: nothing measured over kept responses, no update; 0 would read as one
+  // No kept group: nothing measured over kept responses and no update; a 0 would read as a value.
+  if (batch.items.empty())
     for (const char* key :
          {"reward_mean", "reward_std", "response_length_mean", "response_length_max", "truncated_frac",
           "entropy_mean", "frac_correct_negative_adv", "frac_incorrect_positive_adv", "loss", "policy_loss",

@@ -38,6 +38,19 @@ std::vector<nlohmann::json> read_lines(const std::string& path) {
   return out;
 }
 
+// `gtpo train configs/gsm8k-chat.yaml` into RUN with SETTINGS, its relative paths made absolute.
+int train_shipped_config(const std::string& run, const std::vector<std::string>& settings) {
+  std::vector<std::string> args = {"train",
+                                   kSource + "/configs/gsm8k-chat.yaml",
+                                   "train.out_dir=" + run,
+                                   "train.init_from=" + kFixture,
+                                   "task.train_file=" + kSource + "/examples/gsm8k/train.jsonl",
+                                   "task.test_file=" + kSource + "/examples/gsm8k/test.jsonl",
+                                   "log.progress=false"};
+  args.insert(args.end(), settings.begin(), settings.end());
+  return call_command(args, apps::run_train);
+}
+
 }  // namespace
 
 TEST_CASE("tokenize --chat renders and encodes conversations as apply_chat_template", "[apps][tokenize][chat]") {
@@ -91,13 +104,9 @@ TEST_CASE("tokenize --chat: bad flags and tokenizers without a template are clea
 TEST_CASE("configs: gsm8k-chat.yaml trains 2 RL steps from the Hugging Face fixture through its chat template",
           "[apps][configs][chat][hf-python]") {
   const std::string run = testing::fresh_temp_dir("gsm8k_chat") + "/run";
-  REQUIRE(call_command(
-              {"train", kSource + "/configs/gsm8k-chat.yaml", "train.steps=2", "train.out_dir=" + run,
-               "train.init_from=" + kFixture, "task.train_file=" + kSource + "/examples/gsm8k/train.jsonl",
-               "task.test_file=" + kSource + "/examples/gsm8k/test.jsonl", "train.sample_every=1",
-               "eval.num_problems=4", "log.progress=false", "rl.dynamic_sampling=false", "sft.steps=0",
-               "task.shuffle=false"},  // rows in file order: cases[problem]
-              apps::run_train) == 0);
+  REQUIRE(train_shipped_config(run, {"train.steps=2", "train.sample_every=1", "eval.num_problems=4",
+                                     "rl.dynamic_sampling=false", "sft.steps=0", "task.shuffle=false"}) ==
+          0);  // rows in file order: cases[problem]
   const std::vector<nlohmann::json> metrics = read_lines(run + "/metrics.jsonl");
   REQUIRE(metrics.size() == 2);
   // (no warm start and dynamic sampling off: a random model answers nothing right, so every group would be
@@ -132,12 +141,7 @@ TEST_CASE("configs: gsm8k-chat.yaml trains 2 RL steps from the Hugging Face fixt
 TEST_CASE("configs: gsm8k-chat.yaml as shipped keeps groups from its first RL steps (its warm start works)",
           "[apps][configs][chat]") {
   const std::string run = testing::fresh_temp_dir("gsm8k_chat_shipped") + "/run";
-  // As shipped but 3 steps, from the source directory's relative paths made absolute.
-  REQUIRE(call_command(
-              {"train", kSource + "/configs/gsm8k-chat.yaml", "train.steps=3", "train.out_dir=" + run,
-               "train.init_from=" + kFixture, "task.train_file=" + kSource + "/examples/gsm8k/train.jsonl",
-               "task.test_file=" + kSource + "/examples/gsm8k/test.jsonl", "log.progress=false"},
-              apps::run_train) == 0);
+  REQUIRE(train_shipped_config(run, {"train.steps=3"}) == 0);  // as shipped but 3 steps
   const std::vector<nlohmann::json> metrics = read_lines(run + "/metrics.jsonl");
   REQUIRE(metrics.size() == 3);
   double correct = 0;
