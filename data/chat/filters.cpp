@@ -14,6 +14,8 @@
 #include "data/chat/template_error.h"
 #include "data/chat/text_utils.h"
 #include "data/chat/value_tests.h"
+#include "data/tokenizer/hf/unicode_text.h"
+#include "data/tokenizer/utf8.h"
 
 namespace gtpo::data::chat {
 
@@ -148,35 +150,74 @@ Value float_to_int(double d, const Value& fallback) {
   return Value::from_int(static_cast<int64_t>(d));
 }
 
+// TEXT as Python's int(TEXT) (AS_FLOAT false) or float(TEXT) reads it, spelled for strtoll / strtod:
+// surrounding whitespace stripped, Unicode decimal digits as ASCII ones, underscores only between digits
+// (removed), float's inf / infinity / nan; nullopt for anything else (hex included: neither takes it).
+std::optional<std::string> python_numeral(const std::string& text, bool as_float) {
+  const std::string t = strip_right(strip_left(text));
+  std::string s;
+  for (std::size_t pos = 0; pos < t.size();) {
+    char32_t cp = 0;
+    if (!utf8_next(t, pos, cp)) return std::nullopt;
+    const int digit = cp < 0x80 ? -1 : hf::decimal_digit(cp);
+    if (cp >= 0x80 && digit < 0) return std::nullopt;
+    s += cp < 0x80 ? static_cast<char>(cp) : static_cast<char>('0' + digit);
+  }
+  std::size_t i = s.empty() || (s[0] != '+' && s[0] != '-') ? 0 : 1;
+  std::string out = s.substr(0, i);
+  if (as_float) {
+    const std::string word = ascii_lower(s.substr(i));
+    if (word == "inf" || word == "infinity" || word == "nan") return s;
+  }
+  const auto is_digit = [&](std::size_t k) { return k < s.size() && s[k] >= '0' && s[k] <= '9'; };
+  const auto digits = [&] {  // digit (_? digit)*
+    if (!is_digit(i)) return false;
+    while (is_digit(i) || (s[i] == '_' && is_digit(i + 1))) {
+      if (s[i] != '_') out += s[i];
+      ++i;
+    }
+    return true;
+  };
+  const bool whole = digits();
+  if (as_float && i < s.size() && s[i] == '.') {
+    out += s[i++];
+    if (!digits() && !whole) return std::nullopt;
+  } else if (!whole) {
+    return std::nullopt;
+  }
+  if (as_float && i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    out += s[i++];
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) out += s[i++];
+    if (!digits()) return std::nullopt;
+  }
+  return i == s.size() ? std::optional<std::string>(out) : std::nullopt;
+}
+
+// jinja2's int filter: int(text, 10), else int(float(text)), else the default (a string's inf too).
 Value to_int(const Value& v, const Value& fallback) {
   if (v.kind == K::Int) return v;
   if (v.kind == K::Bool) return Value::from_int(v.boolean);
   if (v.kind == K::Float) return float_to_int(v.number, fallback);
-  if (v.is_string()) {
-    const std::string t = strip_right(strip_left(v.text));
-    char* end = nullptr;
+  if (!v.is_string()) return fallback;
+  if (const auto digits = python_numeral(v.text, false)) {
     errno = 0;
-    const long long i = std::strtoll(t.c_str(), &end, 10);
-    if (!t.empty() && end && *end == '\0') {
-      if (errno == ERANGE)
-        value_error("int: '", t, "' does not fit a 64-bit integer (jinja2 would give a Python big integer)");
-      return Value::from_int(i);
-    }
-    const double d = std::strtod(t.c_str(), &end);
-    if (!t.empty() && end && *end == '\0') return float_to_int(d, fallback);
+    const long long i = std::strtoll(digits->c_str(), nullptr, 10);
+    if (errno == ERANGE)
+      value_error("int: '", *digits,
+                  "' does not fit a 64-bit integer (jinja2 would give a Python big integer)");
+    return Value::from_int(i);
   }
-  return fallback;
+  const auto number = python_numeral(v.text, true);
+  if (!number) return fallback;
+  const double d = std::strtod(number->c_str(), nullptr);
+  return std::isfinite(d) ? float_to_int(d, fallback) : fallback;
 }
 
 Value to_float(const Value& v, const Value& fallback) {
   if (v.is_number()) return Value::from_float(as_double(v));
-  if (v.is_string()) {
-    const std::string t = strip_right(strip_left(v.text));
-    char* end = nullptr;
-    const double d = std::strtod(t.c_str(), &end);
-    if (!t.empty() && end && *end == '\0') return Value::from_float(d);
-  }
-  return fallback;
+  if (!v.is_string()) return fallback;
+  const auto number = python_numeral(v.text, true);
+  return number ? Value::from_float(std::strtod(number->c_str(), nullptr)) : fallback;
 }
 
 }  // namespace

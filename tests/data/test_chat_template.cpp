@@ -271,6 +271,54 @@ TEST_CASE(
   CHECK(
       render_chat("{{ 'nan' | int }}|{{ ' 12 ' | int }}|{{ 3.7 | int }}|{{ 'x' | int(5) }}|{{ '1e3' | int }}",
                   "t", in) == "0|12|3|5|1000");
+  // |int and |float as jinja2 3.1.6 gives them (the reference venv, scripts/reference/hf_python.sh:
+  // Environment().from_string("{{ x|int }}").render(x=TEXT)): Python's int(text, 10) then int(float(text)),
+  // and float(text): underscores between digits, Unicode decimal digits, no hex, a string's inf |int = 0.
+  const char* const numbers[][3] = {{"0x1A", "0", "0.0"},
+                                    {"0o17", "0", "0.0"},
+                                    {"0x1p3", "0", "0.0"},
+                                    {"1_000", "1000", "1000.0"},
+                                    {"1__000", "0", "0.0"},
+                                    {"_1", "0", "0.0"},
+                                    {"1_", "0", "0.0"},
+                                    {"1_0.5", "10", "10.5"},
+                                    {"١٢٣", "123", "123.0"},
+                                    {"１２", "12", "12.0"},
+                                    {"٣.٥", "3", "3.5"},
+                                    {"+7", "7", "7.0"},
+                                    {"-42.9", "-42", "-42.9"},
+                                    {"inf", "0", "inf"},
+                                    {"Infinity", "0", "inf"},
+                                    {" -inf", "0", "-inf"},
+                                    {"NaN", "0", "nan"},
+                                    {"1e400", "0", "inf"},
+                                    {"1e-5", "0", "1e-05"},
+                                    {".5", "0", "0.5"},
+                                    {"5.", "5", "5.0"},
+                                    {"00012", "12", "12.0"},
+                                    {"1.5e", "0", "0.0"},
+                                    {"12abc", "0", "0.0"},
+                                    {"\xC2\xA0"
+                                     "12"
+                                     "\xC2\xA0",
+                                     "12", "12.0"},
+                                    {"\xE2\x80\x8B"
+                                     "12",
+                                     "0", "0.0"},
+                                    {"", "0", "0.0"},
+                                    {"1_0e1_0", "100000000000", "100000000000.0"},
+                                    {"1e_5", "0", "0.0"},
+                                    {"0b101", "0", "0.0"},
+                                    {"  +1_2  ", "12", "12.0"},
+                                    {"-0", "0", "-0.0"},
+                                    {"1.e5", "100000", "100000.0"},
+                                    {"\xF0\x9D\x9F\x99\xF0\x9D\x9F\x9A", "12", "12.0"},
+                                    {"\xD9\xA1_\xD9\xA2", "12", "12.0"}};
+  for (const auto& n : numbers) {
+    INFO("'" << n[0] << "'");
+    CHECK(render_chat(std::string("{{ '") + n[0] + "' | int }} {{ '" + n[0] + "' | float }}", "t", in) ==
+          std::string(n[1]) + " " + n[2]);
+  }
   // **: Python's results, or its errors (a complex result, 0 to a negative power, overflow), never nan/inf.
   CHECK_THAT(error_of("{{ (-1) ** 0.5 }}", "t", in), Contains("complex"));
   CHECK_THAT(error_of("{{ 0 ** -1 }}", "t", in), Contains("negative power"));

@@ -87,6 +87,18 @@ bool is_numeric(char32_t cp) {
   return cat == UTF8PROC_CATEGORY_ND || cat == UTF8PROC_CATEGORY_NL || cat == UTF8PROC_CATEGORY_NO;
 }
 
+int decimal_digit(char32_t cp) {
+  const auto nd = [](char32_t c) {
+    return utf8proc_category(static_cast<utf8proc_int32_t>(c)) == UTF8PROC_CATEGORY_ND;
+  };
+  if (!nd(cp)) return -1;
+  // Unicode's decimal digits come in runs of whole 0-9 sequences: the value is the offset from the run's
+  // start.
+  char32_t start = cp;
+  while (start > 0 && nd(start - 1)) --start;
+  return static_cast<int>((cp - start) % 10);
+}
+
 bool is_word_char(char32_t cp) {
   switch (utf8proc_category(static_cast<utf8proc_int32_t>(cp))) {
     case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT: case UTF8PROC_CATEGORY_LM:

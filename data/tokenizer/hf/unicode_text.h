@@ -20,6 +20,8 @@ std::string lowercase_unicode(std::string_view text);
 bool is_white_space(char32_t cp);
 // Rust's char::is_numeric: general categories Nd, Nl, No.
 bool is_numeric(char32_t cp);
+// The value 0-9 of a decimal digit (general category Nd, which Python's int() and float() read), else -1.
+int decimal_digit(char32_t cp);
 // Rust regex's \w: letters, marks, decimal digits, connector punctuation (Pc), plus Nl.
 bool is_word_char(char32_t cp);
 
