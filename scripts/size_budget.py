@@ -22,7 +22,7 @@ FOLDER_CAPS = {
     "rl": 8400,
     "runtime": 13300,
     "tests": 19200,
-    "scripts": 4200,
+    "scripts": 4250,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).
 FUNCTION_FOLDERS = ("apps", "data", "model", "rl", "runtime")

@@ -1,5 +1,7 @@
 #include "data/tokenizer/char_tokenizer.h"
 
+#include <algorithm>
+
 #include "data/tokenizer/utf8.h"
 #include "data/tokenizer/vocab_table.h"
 #include "runtime/error.h"
@@ -10,7 +12,42 @@ namespace {
 // Isolates every character: "." in Oniguruma (HF's regex engine) skips newlines, [\s\S] does not.
 constexpr const char* kSplitEveryCharacter = "[\\s\\S]";
 
+Json layout_pre_tokenizer() {
+  return {{"type", "Split"},
+          {"pattern", {{"Regex", kSplitEveryCharacter}}},
+          {"behavior", "Isolated"},
+          {"invert", false}};
+}
+Json layout_decoder() { return {{"type", "Fuse"}}; }
+
+bool one_code_point(const std::string& text) {
+  std::size_t pos = 0;
+  char32_t cp = 0;
+  return utf8_next(text, pos, cp) && pos == text.size();
+}
+
 }  // namespace
+
+bool CharTokenizer::has_char_layout(const nlohmann::json& root) {
+  const auto field = [&](const char* key) { return root.contains(key) ? root[key] : nlohmann::json(); };
+  if (!field("normalizer").is_null() || !field("post_processor").is_null() ||
+      field("pre_tokenizer") != nlohmann::json(layout_pre_tokenizer()) ||
+      field("decoder") != nlohmann::json(layout_decoder())) {
+    return false;
+  }
+  std::vector<std::string> added;
+  for (const auto& a : field("added_tokens")) {
+    if (a.is_object() && a.contains("content") && a["content"].is_string()) added.push_back(a["content"]);
+  }
+  const nlohmann::json vocab =
+      field("model").is_object() ? field("model").value("vocab", nlohmann::json()) : nullptr;
+  if (!vocab.is_object()) return false;
+  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
+    if (!one_code_point(it.key()) && std::find(added.begin(), added.end(), it.key()) == added.end())
+      return false;
+  }
+  return true;
+}
 
 CharTokenizer::CharTokenizer(std::string_view alphabet) {
   GTPO_CHECK(!alphabet.empty(), "CharTokenizer: the alphabet is empty");
@@ -68,12 +105,7 @@ Json CharTokenizer::to_json() const {
   // The decoder concatenates tokens (HF's default decoder would join them with spaces). HF's WordLevel
   // requires an unk_token; "<unk>" is not in the vocabulary, so HF errors on unknown characters just as
   // encode() does.
-  return own_tokenizer_json(std::move(added),
-                            {{"type", "Split"},
-                             {"pattern", {{"Regex", kSplitEveryCharacter}}},
-                             {"behavior", "Isolated"},
-                             {"invert", false}},
-                            {{"type", "Fuse"}},
+  return own_tokenizer_json(std::move(added), layout_pre_tokenizer(), layout_decoder(),
                             {{"type", "WordLevel"}, {"vocab", std::move(vocab)}, {"unk_token", "<unk>"}});
 }
 

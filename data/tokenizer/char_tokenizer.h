@@ -19,6 +19,10 @@ class CharTokenizer final : public Tokenizer {
 
   // From a parsed tokenizer.json with a WordLevel model whose non-added tokens are single characters.
   static std::unique_ptr<CharTokenizer> from_json(const Json& root, const std::string& path);
+  // Whether a parsed tokenizer.json is in the layout to_json writes (no normalizer or post-processor, the
+  // every-character Split, the Fuse decoder, single-character model tokens). Other WordLevel files are
+  // Hugging Face's model, read by HfTokenizer.
+  static bool has_char_layout(const nlohmann::json& root);
   Json to_json() const;
 
   // Unknown characters and invalid UTF-8 are a gtpo::Error naming the character and its byte offset.

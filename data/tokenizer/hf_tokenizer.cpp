@@ -108,11 +108,7 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const HfJson& root, std::str
     if (hf::optional_field(root, key)) json_fail(top.child(key), "must be null (gtpo does not truncate or pad)");
   }
   const HfJson& model = hf::required_field(root, "model", top);
-  const std::string model_type = hf::component_type(model, top.child("model"));
-  if (model_type != "BPE") {
-    json_fail(top.child("model"), "unsupported model type '", model_type, "' (supported: BPE; WordLevel for gtpo's char files)");
-  }
-  tok->model_ = std::make_unique<hf::BpeModel>(model, top.child("model"));
+  tok->model_ = hf::parse_model(model, top.child("model"));
   static const HfJson null_json;
   auto field = [&](const char* key) -> const HfJson& {
     const HfJson* v = hf::optional_field(root, key);
@@ -146,7 +142,7 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const HfJson& root, std::str
                   static_cast<unsigned char>(bytes[0]) == b;
   }
   for (std::size_t id = 256; bytes_first && id < tok->tokens_.size(); ++id) bytes_first = tok->added_index_[id] >= 0;
-  tok->kind_ = bytes_first ? "byte" : "bpe";
+  tok->kind_ = model["type"] == "WordLevel" ? "wordlevel" : bytes_first ? "byte" : "bpe";
   return tok;
 }
 

@@ -1,6 +1,7 @@
-// A Hugging Face tokenizer.json with a BPE model, run as the `tokenizers` library (0.20) runs it:
+// A Hugging Face tokenizer.json with a BPE or WordLevel model, run as the `tokenizers` library (0.20) runs
+// it:
 //   added tokens split out of the text (non-normalized ones on the raw text, normalized ones after the
-//   normalizer), normalizer, pre-tokenizer, BPE model, post-processor (encode_hf with add_special_tokens),
+//   normalizer), normalizer, pre-tokenizer, model, post-processor (encode_hf with add_special_tokens),
 //   decoder. Components: data/tokenizer/hf/. What is supported and refused: docs/tokenizers.md.
 // save() writes the file back exactly as it was read.
 #pragma once
@@ -8,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "data/tokenizer/hf/bpe_model.h"
 #include "data/tokenizer/hf/decoder.h"
+#include "data/tokenizer/hf/model.h"
 #include "data/tokenizer/hf/normalizer.h"
 #include "data/tokenizer/hf/post_processor.h"
 #include "data/tokenizer/hf/pre_tokenizer.h"
@@ -52,7 +53,7 @@ class HfTokenizer final : public Tokenizer {
   std::string original_;
   std::unique_ptr<hf::Normalizer> normalizer_;
   std::unique_ptr<hf::PreTokenizer> pre_tokenizer_;
-  std::unique_ptr<hf::BpeModel> model_;
+  std::unique_ptr<hf::Model> model_;
   std::unique_ptr<hf::PostProcessor> post_processor_;
   std::unique_ptr<hf::Decoder> decoder_;
   std::vector<Added> added_;

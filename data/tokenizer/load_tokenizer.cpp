@@ -1,5 +1,6 @@
-// load_tokenizer / parse_tokenizer: picks the implementation from the file's model type. BPE files (gtpo's
-// own and Hugging Face's) run through HfTokenizer, WordLevel files are gtpo's char tokenizer.
+// load_tokenizer / parse_tokenizer: picks the implementation from the file. gtpo's char layout (a WordLevel
+// model over single characters, CharTokenizer::has_char_layout) is the char tokenizer; every other file (BPE,
+// any other WordLevel, and the model types refused by name) goes to HfTokenizer, as Hugging Face reads it.
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -31,9 +32,10 @@ std::unique_ptr<Tokenizer> tokenizer_from_text(std::string text, const std::stri
     auto type = model->find("type");
     GTPO_CHECK(type != model->end(), file_context(path), "missing key 'model.type'");
     GTPO_CHECK(type->is_string(), file_context(path), "'model.type' must be a string, found ", type->type_name());
-    if (*type == "BPE") return HfTokenizer::from_json(root, std::move(text), path);
-    if (*type == "WordLevel") return CharTokenizer::from_json(Json::parse(text), path);
-    fail(file_context(path), "unsupported model type '", type->get<std::string>(), "' (expected 'BPE' or 'WordLevel')");
+    if (*type == "WordLevel" && CharTokenizer::has_char_layout(root)) {
+      return CharTokenizer::from_json(Json::parse(text), path);
+    }
+    return HfTokenizer::from_json(root, std::move(text), path);
   } catch (const nlohmann::json::exception& e) {
     // A value of an unexpected JSON type that slipped past the explicit checks.
     fail(file_context(path), "malformed: ", e.what());

@@ -11,6 +11,7 @@ emoji, whitespace runs, combining characters, special tokens embedded in text):
   llama3   Split(Llama-3 regex, \\p{N}{1,3}) + ByteLevel(use_regex=false), ignore_merges, TemplateProcessing BOS
   smollm2  Digits(individual) + ByteLevel(use_regex)
   llama2   Metaspace(prepend_scheme=first) + BPE byte_fallback/fuse_unk/<unk>, Metaspace decoder
+  wordlevel  WordLevel with [UNK], NFC, Whitespace + Digits(individual), TemplateProcessing EOS, no decoder
   mixed    no real family: the remaining options (Strip/Replace/Lowercase/NFKD/Prepend normalizers, Split
            behaviours removed/merged_with_previous/merged_with_next/contiguous with invert, Digits contiguous,
            Metaspace split, Replace/Strip decoders, RobertaProcessing, unk without byte fallback); 600 strings
@@ -187,6 +188,21 @@ def build_mixed(train_lines):
     return tok, json.loads(tok.to_str())
 
 
+def build_wordlevel(train_lines):
+    """A WordLevel model (whole words, [UNK] for the rest) behind the Whitespace pre-tokenizer, no decoder."""
+    tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Whitespace(),
+                                                 pre_tokenizers.Digits(individual_digits=True)])
+    trainer = trainers.WordLevelTrainer(vocab_size=1500, special_tokens=["[UNK]"], show_progress=False)
+    tok.train_from_iterator(train_lines, trainer)
+    tok.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in SPECIALS])
+    tok.add_tokens([AddedToken("<think>", single_word=True, normalized=True)])
+    tok.post_processor = processors.TemplateProcessing(
+        single="$A <|endoftext|>", special_tokens=[("<|endoftext|>", tok.token_to_id("<|endoftext|>"))])
+    return tok, json.loads(tok.to_str())
+
+
 def tokenizer_config(layout):
     cfg = {"tokenizer_class": "PreTrainedTokenizerFast", "clean_up_tokenization_spaces": False,
            "model_max_length": 2048}
@@ -246,8 +262,9 @@ def main():
     strings = corpus_strings(2200, seed=2)
     with open(os.path.join(out, "strings.json"), "w", encoding="utf-8") as f:
         json.dump(strings, f, ensure_ascii=False, indent=0)
-    for layout in ["gpt2", "qwen2", "llama3", "smollm2", "llama2", "mixed"]:
-        tok, data = build_mixed(train_lines) if layout == "mixed" else build(layout, train_lines)
+    special_builds = {"mixed": build_mixed, "wordlevel": build_wordlevel}
+    for layout in ["gpt2", "qwen2", "llama3", "smollm2", "llama2", "mixed", "wordlevel"]:
+        tok, data = special_builds[layout](train_lines) if layout in special_builds else build(layout, train_lines)
         d = os.path.join(out, layout)
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "tokenizer.json"), "w", encoding="utf-8") as f:

@@ -25,7 +25,7 @@ namespace {
 
 const std::string kFixtures = std::string(GTPO_SOURCE_DIR) + "/tests/fixtures/tokenizers";
 // "mixed" is no real family: it carries the component options the others leave out, on 600 strings.
-const char* const kLayouts[] = {"gpt2", "qwen2", "llama3", "smollm2", "llama2", "mixed"};
+const char* const kLayouts[] = {"gpt2", "qwen2", "llama3", "smollm2", "llama2", "mixed", "wordlevel"};
 
 std::vector<std::string> fixture_strings() {
   const auto j = nlohmann::json::parse(read_text(kFixtures + "/strings.json"));

@@ -160,7 +160,36 @@ TEST_CASE("malformed tokenizer files name the file and the problem", "[tokenizer
   expect_error(edit(good, "\"vocab\": {", "\"vocab\": [{"), "bad JSON");
   expect_error(edit(good, "\"special\": true", "\"special\": true, \"id\": -4"), "added_tokens[0]: 'id' must be a non-negative integer below 2^24, found -4");
   expect_error(edit(good, "\"id\": 257,", "\"id\": \"x\","), "added_tokens[0]: 'id' must be a non-negative integer");
-  expect_error(R"({"model": {"type": "WordLevel", "vocab": {"ab": 0}}})", "is not a single character");
+  expect_error(R"({"model": {"type": "WordPiece", "vocab": {}}})",
+               "WordPiece, BERT's greedy longest-match model, is not implemented");
+  expect_error(R"({"model": {"type": "Unigram", "vocab": []}})",
+               "Unigram, SentencePiece's unigram language model, is not implemented");
+  expect_error(R"({"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": 7}})",
+               "'unk_token' must be a string");
+  expect_error(R"({"model": {"type": "WordLevel", "vocab": {"a": 0}, "continuing_subword_prefix": "##"}})",
+               "model: unsupported option 'continuing_subword_prefix'");
+}
+
+TEST_CASE("a WordLevel file that is not gtpo's char layout is read as Hugging Face's WordLevel model",
+          "[tokenizer]") {
+  // What tokenizers 0.20.3 gives for this file (its own to_str()): a word is its id or unk_token's id, and
+  // with no decoder the tokens are joined with spaces. Read as a char tokenizer, "aba" was [0, 1, 0].
+  const std::string file =
+      R"({"version":"1.0","truncation":null,"padding":null,"added_tokens":[],"normalizer":null,)"
+      R"("pre_tokenizer":null,"post_processor":null,"decoder":null,"model":{"type":"WordLevel",)"
+      R"("vocab":{"a":0,"b":1,"aba":2,"[UNK]":3},"unk_token":"[UNK]"}})";
+  const auto tok = parse_tokenizer(file, "w.json");
+  CHECK(tok->kind() == "wordlevel");
+  CHECK(tok->encode("aba") == std::vector<int32_t>{2});
+  CHECK(tok->encode("ab") == std::vector<int32_t>{3});
+  CHECK(tok->decode(std::vector<int32_t>{2, 0, 1}) == "aba a b");
+  // No unk_token in the vocabulary: tokenizers fails at encode ("Missing [UNK] token"), and so does gtpo.
+  const auto strict = parse_tokenizer(R"({"model": {"type": "WordLevel", "vocab": {"a": 0}}})", "s.json");
+  CHECK(strict->encode("a") == std::vector<int32_t>{0});
+  CHECK_THROWS_WITH(strict->encode("zz"), Contains("'zz' is not in the vocabulary") && Contains("'<unk>'"));
+  // gtpo's own char files still load as the char tokenizer.
+  CharTokenizer chars("ab");
+  CHECK(parse_tokenizer(chars.to_json().dump(), "c.json")->kind() == "char");
 }
 
 TEST_CASE("saving over an unwritable path is an error", "[tokenizer]") {

@@ -12,9 +12,6 @@ uint64_t pair_key(int32_t left, int32_t right) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
 }
 
-// Far above any real vocabulary; stops a corrupt id from allocating gigabytes.
-constexpr int64_t kMaxVocab = int64_t{1} << 24;
-
 std::string optional_string(const HfJson& obj, const char* key, const JsonPlace& at) {
   const HfJson* v = optional_field(obj, key);
   if (!v) return "";
@@ -55,29 +52,6 @@ BpeModel::BpeModel(const HfJson& model, const JsonPlace& at) {
   read_merges(required_field(model, "merges", at), at);
 }
 
-// 'vocab': token -> id, ids unique and below kMaxVocab.
-void BpeModel::read_vocab(const HfJson& vocab, const JsonPlace& at) {
-  if (!vocab.is_object()) json_fail(at, "'vocab' must be an object, found ", vocab.type_name());
-  vocab_.reserve(vocab.size() * 2);
-  tokens_.reserve(vocab.size());
-  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-    const HfJson& v = it.value();
-    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= kMaxVocab) {
-      json_fail(at, "'vocab' entry '", escape_for_log(it.key()), "' must have an id in [0, ", kMaxVocab,
-                "), found ", v.dump());
-    }
-    const auto id = v.get<int32_t>();
-    if (static_cast<std::size_t>(id) >= tokens_.size()) tokens_.resize(static_cast<std::size_t>(id) + 1);
-    if (!tokens_[id].empty()) {
-      json_fail(at, "'vocab' id ", id, " is used by both '", escape_for_log(tokens_[id]), "' and '",
-                escape_for_log(it.key()), "'");
-    }
-    if (it.key().empty()) json_fail(at, "'vocab' has an empty token (id ", id, ")");
-    tokens_[id] = it.key();
-    vocab_.emplace(it.key(), id);
-  }
-}
-
 // 'merges' in rank order, as "a b" strings or ["a", "b"] pairs; each part and the merged token must be in
 // 'vocab'.
 void BpeModel::read_merges(const HfJson& merges, const JsonPlace& at) {
@@ -115,11 +89,6 @@ void BpeModel::read_merges(const HfJson& merges, const JsonPlace& at) {
     // A repeated pair takes its last rank, as tokenizers' HashMap collect does.
     merges_[pair_key(ids[0], ids[1])] = {static_cast<int32_t>(rank), new_id};
   }
-}
-
-int32_t BpeModel::id_of(std::string_view token) const {
-  auto it = vocab_.find(token);
-  return it == vocab_.end() ? -1 : it->second;
 }
 
 void BpeModel::tokenize(std::string_view word, std::vector<int32_t>& out) const {

@@ -10,34 +10,19 @@
 #include <unordered_map>
 #include <vector>
 
-#include "data/tokenizer/hf/json_access.h"
+#include "data/tokenizer/hf/model.h"
 
 namespace gtpo::data::hf {
 
-class BpeModel {
+class BpeModel final : public Model {
  public:
   // `model` is the "model" object; errors name `at` (normally "model").
   BpeModel(const HfJson& model, const JsonPlace& at);
 
-  // Appends the ids of one word (non-empty).
-  void tokenize(std::string_view word, std::vector<int32_t>& out) const;
-
-  // Model tokens: id -> token string as written in the file (an empty string for ids the model lacks).
-  const std::vector<std::string>& tokens() const { return tokens_; }
-  // -1 when the model has no such token.
-  int32_t id_of(std::string_view token) const;
-  bool byte_fallback() const { return byte_fallback_; }
+  void tokenize(std::string_view word, std::vector<int32_t>& out) const override;
 
  private:
-  void read_vocab(const HfJson& vocab, const JsonPlace& at);
   void read_merges(const HfJson& merges, const JsonPlace& at);
-  std::vector<std::string> tokens_;
-  // Transparent hashing: lookups by string_view allocate nothing.
-  struct StringHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> vocab_;
   std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges_;  // (left << 32 | right) -> (rank, new id)
   int32_t unk_id_ = -1;
   bool fuse_unk_ = false;

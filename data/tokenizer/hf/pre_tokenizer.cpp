@@ -10,7 +10,8 @@
 namespace gtpo::data::hf {
 namespace {
 
-constexpr const char* kSupported = "Split, ByteLevel, Metaspace, Digits, WhitespaceSplit, Sequence";
+constexpr const char* kSupported =
+    "Split, ByteLevel, Metaspace, Digits, Whitespace, WhitespaceSplit, Sequence";
 // GPT-2's pattern, which ByteLevel uses when use_regex is true (tokenizers' pre_tokenizers/byte_level.rs).
 constexpr const char* kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
@@ -233,6 +234,33 @@ class WhitespaceSplit final : public PreTokenizer {
   }
 };
 
+// tokenizers' Whitespace, Rust regex \w+|[^\w\s]+ kept and the rest dropped: runs of word characters and runs
+// of other non-space characters are the words (an invalid byte is an "other" character).
+class Whitespace final : public PreTokenizer {
+ public:
+  void apply(std::vector<Piece>& pieces) const override {
+    split_each(pieces, [&](const Piece& p, std::vector<Piece>& out) {
+      enum Class { kNone, kWord, kSpace, kOther };
+      std::vector<MatchRun> runs;
+      Class run_class = kNone;
+      for (std::size_t pos = 0; pos < p.text.size();) {
+        const std::size_t start = pos;
+        char32_t cp = 0;
+        const bool valid = utf8_next(p.text, pos, cp);
+        if (!valid) pos = start + 1;
+        const Class c = !valid ? kOther : is_word_char(cp) ? kWord : is_white_space(cp) ? kSpace : kOther;
+        if (c == run_class) {
+          runs.back().end = pos;
+        } else {
+          runs.push_back({start, pos, c == kSpace});
+        }
+        run_class = c;
+      }
+      split_runs(p, runs, SplitBehavior::kRemoved, out);
+    });
+  }
+};
+
 class Sequence final : public PreTokenizer {
  public:
   explicit Sequence(std::vector<std::unique_ptr<PreTokenizer>> steps) : steps_(std::move(steps)) {}
@@ -311,6 +339,10 @@ std::unique_ptr<PreTokenizer> parse_pre_tokenizer(const HfJson& json, const Json
   if (type == "ByteLevel") return std::make_unique<ByteLevel>(json, at);
   if (type == "Metaspace") return std::make_unique<Metaspace>(json, at);
   if (type == "Digits") return std::make_unique<Digits>(json, at);
+  if (type == "Whitespace") {
+    reject_unknown_keys(json, {}, at);
+    return std::make_unique<Whitespace>();
+  }
   if (type == "WhitespaceSplit") {
     reject_unknown_keys(json, {}, at);
     return std::make_unique<WhitespaceSplit>();
