@@ -9,6 +9,7 @@
 #include "runtime/error.h"
 #include "runtime/io/atomic_dir.h"
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/file_digest.h"
 #include "runtime/io/safetensors.h"
 
 namespace gtpo::apps {
@@ -65,6 +66,7 @@ int run_export(int argc, char** argv) {
     writer.write(tmp + "/model.safetensors");
     model::write_hf_config_files(tmp, *loaded.model, loaded.tokenizer.get(), dtype->torch);
     if (loaded.tokenizer) model::write_tokenizer_files(tmp, *loaded.tokenizer, loaded.model->config().max_position_embeddings);
+    io::write_directory_digests(tmp);
   });
   std::printf("wrote %s: %s from %s, %lld parameters as %s%s\n", out.c_str(),
               model::architecture_name(loaded.model->config().architecture), source.c_str(),

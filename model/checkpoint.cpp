@@ -16,6 +16,7 @@
 #include "runtime/error.h"
 #include "runtime/io/atomic_dir.h"
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/file_digest.h"
 #include "runtime/io/input_file.h"
 #include "runtime/io/json_parse.h"
 #include "runtime/io/safetensors.h"
@@ -182,10 +183,20 @@ std::vector<io::SafetensorsFile> open_weight_files(const std::string& dir, std::
 }
 
 bool is_checkpoint_file(const std::string& name) {
-  static const std::set<std::string> names = {
-      kWeightsFile,      kConfigFile,  kTokenizerFile,          kHfConfigFile,          kGenerationConfigFile,
-      kShardIndexFile,   "run_config.yaml", "state.json", "optimizer.safetensors", "reference.safetensors",
-      kTokenizerConfigFile, "special_tokens_map.json", "chat_template.jinja"};
+  static const std::set<std::string> names = {kWeightsFile,
+                                              kConfigFile,
+                                              kTokenizerFile,
+                                              kHfConfigFile,
+                                              kGenerationConfigFile,
+                                              kShardIndexFile,
+                                              "run_config.yaml",
+                                              "state.json",
+                                              "optimizer.safetensors",
+                                              "reference.safetensors",
+                                              kTokenizerConfigFile,
+                                              "special_tokens_map.json",
+                                              "chat_template.jinja",
+                                              io::kDigestFile};
   // Shards as save_pretrained names them: model-00001-of-00002.safetensors.
   const bool shard = name.rfind("model-", 0) == 0 && name.size() > 12 && name.substr(name.size() - 12) == ".safetensors";
   return names.count(name) != 0 || shard;
@@ -214,6 +225,7 @@ void save_model(const std::string& dir, const Transformer& model, const data::To
   io::write_directory_atomic(dir, [&](const std::string& tmp) {
     save_model_files(tmp, model, tokenizer, extra_yaml);
     for (const ExtraFile& f : extra_files) io::write_file_atomic(join(tmp, f.name.c_str()), f.content);
+    io::write_directory_digests(tmp);
   });
 }
 
@@ -319,6 +331,7 @@ LoadedModel load_hf_model(const std::string& dir, Device device) {
 LoadedModel load_model(const std::string& requested_dir, Device device) {
   const std::string dir = io::readable_directory(requested_dir);
   GTPO_CHECK(std::filesystem::is_directory(dir), "checkpoint '", dir, "' is not a directory");
+  io::verify_directory_digests(dir);
   const std::string config_path = join(dir, kConfigFile);
   const std::string hf_config_path = join(dir, kHfConfigFile);
   if (!std::filesystem::exists(config_path)) {

@@ -12,8 +12,9 @@ set -euo pipefail
 # scripts/test.sh (scripts/test_sanitize.sh, scripts/fuzz.sh); libomp-dev is clang's OpenMP.
 # libonig-dev (Oniguruma, the regex engine Hugging Face tokenizers use for Split pre-tokenizers) and
 # libutf8proc-dev (Unicode normalization: NFC, NFKC): tokenizer.json support (docs/tokenizers.md).
+# libxxhash-dev: checkpoint digests (checksums.xxh128); xxhash: its xxh128sum, which a test checks them with.
 packages=(build-essential cmake libeigen3-dev libyaml-cpp-dev catch2 nlohmann-json3-dev libomp-dev chromium python3
-          libopenmpi-dev openmpi-bin clang libclang-rt-14-dev libonig-dev libutf8proc-dev)
+          libopenmpi-dev openmpi-bin clang libclang-rt-14-dev libonig-dev libutf8proc-dev libxxhash-dev xxhash)
 for arg in "$@"; do
   case "$arg" in
     --reference) packages+=(python3 python3-torch python3-numpy python3-venv) ;;

@@ -20,7 +20,7 @@ FOLDER_CAPS = {
     "data": 9300,
     "model": 2300,
     "rl": 8400,
-    "runtime": 13300,
+    "runtime": 13400,
     "tests": 19200,
     "scripts": 4250,
 }

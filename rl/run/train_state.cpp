@@ -12,6 +12,7 @@
 #include "runtime/error.h"
 #include "runtime/io/atomic_dir.h"
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/file_digest.h"
 #include "runtime/io/input_file.h"
 #include "runtime/io/json_parse.h"
 #include "runtime/io/safetensors.h"
@@ -58,6 +59,7 @@ std::string save_train_checkpoint(const std::string& run_dir, const model::Trans
                             {"seed", progress.seed},         {"sft_done", progress.sft_done},
                             {"sft_step", progress.sft_step}, {"start_accuracy", progress.start_accuracy}};
     io::write_file_atomic((tmp_dir / "state.json").string(), state.dump(2) + "\n");
+    io::write_directory_digests(tmp);
   });
   io::write_file_atomic((root / "latest").string(), step_name(progress.step) + "\n");
   return final_dir.string();

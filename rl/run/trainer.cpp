@@ -22,6 +22,7 @@
 #include "runtime/dist/zero.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/file_digest.h"
 #include "runtime/io/safetensors.h"
 
 namespace gtpo::rl {
@@ -340,6 +341,7 @@ bool Trainer::resume_from_latest(Run& run) {
                    "train.out_dir=" +
                        run.out_dir + " (its logs are replaced)"
                  : std::string());
+  io::verify_directory_digests(*latest);  // before anything in it is trusted
   TrainProgress& progress = run.progress;
   progress = read_train_progress(*latest);
   GTPO_CHECK(progress.seed == c_.train.seed, "--resume: the checkpoint was trained with train.seed ",
