@@ -118,6 +118,10 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
   context.max_new_tokens = static_cast<int>(config.sampler.max_new_tokens);
   context.groups = &groups;
   context.groups_filtered = true;  // the rollout phase kept only informative groups (or every group)
+  context.token_gamma = config.reward.token_gamma;
+  const auto dense = [](const RolloutItem& it) { return !it.reward.token_rewards.empty(); };
+  if (std::any_of(r.batch.items.begin(), r.batch.items.end(), dense))  // a function gives token rewards
+    for (const RolloutItem& it : r.batch.items) context.token_rewards.push_back(&it.reward.token_rewards);
   // Every rank holds the whole batch (gathered by the rollout phase), so group and batch scopes (rl.*,
   // gtpo.scope) are computed on it unchanged, identically on every rank.
   r.advantages = compute_advantages(r.batch.responses, config.rl, context);

@@ -181,6 +181,13 @@ void note_unread_settings(const std::vector<ConfigValue>& values, RunConfig& c) 
   if (!unread.empty())
     c.notes.push_back("these settings have no effect with rl.algo " + c.rl.algo + " and rl.policy_loss " +
                       to_string(c.rl.policy_loss) + ": " + config::join(unread));
+  const bool token_rewards = std::any_of(c.reward.functions.begin(), c.reward.functions.end(),
+                                         [](const RewardFunctionConfig& f) { return f.token_rewards; });
+  for (const ConfigValue& v : values)
+    if (v.section == "reward" && v.key == "token_gamma" && !token_rewards)
+      c.notes.push_back(
+          "reward.token_gamma (" + v.where +
+          ") has no effect: no reward function gives token rewards (reward.functions[].token_rewards)");
 }
 
 // Rules that span keys; each message names the keys involved.

@@ -19,9 +19,9 @@ FOLDER_CAPS = {
     "apps": 3200,
     "data": 9000,
     "model": 2300,
-    "rl": 8300,
+    "rl": 8450,
     "runtime": 13300,
-    "tests": 18200,
+    "tests": 18500,
     "scripts": 4200,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).

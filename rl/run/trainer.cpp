@@ -95,6 +95,7 @@ nlohmann::json sample_json(int64_t step, const RolloutItem& it, const Response& 
                       {"clip", clip},
                       {"dropped", r.dropped}};
   if (!r.shaped.empty()) j["shaped"] = r.shaped;
+  if (!it.reward.token_rewards.empty()) j["token_rewards"] = it.reward.token_rewards;  // Σ_f weight_f · ρ_f,t
   if (reward_functions) {  // the run lists its own functions: each one's value, and its components
     nlohmann::json per_function = nlohmann::json::object();
     for (size_t f = 0; f < reward_functions->size() && f < it.reward.scores.size(); ++f) {
