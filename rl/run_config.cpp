@@ -162,6 +162,7 @@ std::optional<model::ModelConfig> build_model(const std::vector<ConfigValue>& va
 bool setting_is_read(const ConfigValue& v, const RlConfig& rl) {
   if (v.section == "rl") {
     if (v.key == "rollout_correction_cap") return rl.rollout_correction != RolloutCorrection::None;
+    if (v.key == "entropy_target_step") return rl.entropy_target > 0.0;
     if (v.key == "clip_low" || v.key == "clip_high") return rl.policy_loss != PolicyLossKind::KlCov;
     if (v.key == "dual_clip")
       return rl.policy_loss == PolicyLossKind::Clip || rl.policy_loss == PolicyLossKind::ClipCov;

@@ -104,7 +104,13 @@ std::vector<RlKey> shared_keys() {
                 {{"k1", KlEstimator::K1}, {"k2", KlEstimator::K2}, {"k3", KlEstimator::K3}}),
             "KL estimator (k3 = e^−x − 1 + x, x = log π_θ − log π_ref)"),
       field("rl", "entropy_coef", &RlConfig::entropy_coef, number(),
-            "entropy bonus: −entropy_coef · mean entropy is added to the loss"),
+            "entropy bonus: −entropy_coef · mean entropy is added to the loss (with rl.entropy_target: the "
+            "first step's coefficient)"),
+      field("rl", "entropy_target", &RlConfig::entropy_target, number(0, inf),
+            "mean token entropy in nats the entropy coefficient steers to: after each step it moves by "
+            "rl.entropy_target_step toward more entropy below the target, less above (Skywork-OR1); 0 = off"),
+      field("rl", "entropy_target_step", &RlConfig::entropy_target_step, number(0, inf, true),
+            "Δ: how much the adaptive entropy coefficient moves per step (with rl.entropy_target)"),
       field("rl", "ppo_epochs", &RlConfig::ppo_epochs, count(1),
             "passes of clipped updates over each rollout batch"),
       field("rl", "mini_batch_prompts", &RlConfig::mini_batch_prompts, count(0),

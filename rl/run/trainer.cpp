@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "model/checkpoint.h"
+#include "rl/math/entropy_control.h"
 #include "rl/report/run_report.h"
 #include "rl/rl_step.h"
 #include "rl/run/console.h"
@@ -454,6 +455,8 @@ bool Trainer::warm_start(Run& run) {
 // final checkpoint and report.
 void Trainer::rl_phase(Run& run) {
   TrainProgress& progress = run.progress;
+  if (c_.rl.entropy_target > 0.0 && !progress.entropy_coef) progress.entropy_coef = c_.rl.entropy_coef;
+  if (c_.rl.entropy_target <= 0.0) progress.entropy_coef.reset();
   optim::LrSchedule schedule(rl_schedule(c_));
   RewardRunner rewards(c_.reward, c_.sampler);  // external reward processes live for the whole run
   const RlStepModels models{policy_, run.reference.get(), run.optimizer, tokenizer_, source_, &rewards,
@@ -468,7 +471,8 @@ void Trainer::rl_phase(Run& run) {
     const int64_t step = progress.step + 1;
     const auto t_step = Clock::now();
     const RlStepResult r = rl_step_or_checkpoint(
-        [&] { return rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1)); }, progress,
+        [&] { return rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1), progress.entropy_coef); },
+        progress,
         run.out_dir, [&] { return save_failed_step(run); });
     record_step(run, r, rewards, step, t_step);
     after_step(run, step);
@@ -502,6 +506,9 @@ void Trainer::record_step(Run& run, const RlStepResult& r, const RewardRunner& r
     log_samples(run.samples_log, step, r, c_.log.samples, tokenizer_, listed);
   }
   run.progress.step = step;
+  if (run.progress.entropy_coef)  // rl.entropy_target: the next step's coefficient, saved with the checkpoint
+    run.progress.entropy_coef = next_entropy_coef(*run.progress.entropy_coef, c_.rl.entropy_target,
+                                                  c_.rl.entropy_target_step, m["entropy_mean"].get<double>());
   m["seconds_step"] = seconds_since(t_step);
   run.metrics_log.write(m);
   if (run.writer)
