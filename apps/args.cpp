@@ -55,6 +55,14 @@ Args::Args(int argc, char** argv, const std::vector<FlagSpec>& specs) {
   }
 }
 
+void Args::reject_unused(const std::string& command, bool takes_positionals, bool takes_overrides) const {
+  GTPO_CHECK(takes_positionals || positionals_.empty(), command, ": unexpected argument '",
+             positionals_.front(), "' (", command, " takes flags only; see --help)");
+  GTPO_CHECK(takes_overrides || overrides_.empty(), command, ": unexpected argument '",
+             overrides_.front().first, "=", overrides_.front().second, "' (", command,
+             " takes no KEY=VALUE settings; see --help)");
+}
+
 std::string Args::get(const std::string& flag, const std::string& fallback) const {
   auto it = values_.find(flag);
   return it == values_.end() ? fallback : it->second;

@@ -34,6 +34,9 @@ class Args {
   const std::vector<std::string>& positionals() const { return positionals_; }
   // key=value arguments, in order.
   const std::vector<std::pair<std::string, std::string>>& overrides() const { return overrides_; }
+  // Fails, naming COMMAND and the first such argument, on positionals or KEY=VALUE arguments the command
+  // does not take: an argument given is never silently ignored.
+  void reject_unused(const std::string& command, bool takes_positionals, bool takes_overrides) const;
 
  private:
   std::map<std::string, std::string> values_;

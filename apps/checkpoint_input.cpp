@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "data/tokenizer/tokenizer_config.h"
+#include "rl/prompt_template.h"
 #include "rl/run/run_checks.h"
 #include "rl/run/train_state.h"
 #include "runtime/error.h"
@@ -27,6 +29,16 @@ std::string resolve_checkpoint_dir(const std::string& path) {
   return path;
 }
 
+void require_model_directory(const std::string& path, const std::string& key) {
+  std::error_code ec;
+  GTPO_CHECK(fs::exists(path, ec), key, " '", path,
+             "' does not exist (expected a directory: a gtpo checkpoint, a run directory or a Hugging Face "
+             "model saved by save_pretrained)");
+  GTPO_CHECK(fs::is_directory(path, ec), key, " '", path,
+             "' is not a directory (expected a gtpo checkpoint, a run directory or a Hugging Face model "
+             "directory)");
+}
+
 CheckpointInput load_checkpoint_input(const Args& args, Device device, const char* command) {
   CheckpointInput in;
   in.dir = io::readable_directory(resolve_checkpoint_dir(args.require("--checkpoint")));
@@ -41,6 +53,37 @@ CheckpointInput load_checkpoint_input(const Args& args, Device device, const cha
     rl::check_tokenizer_fits(*in.loaded.tokenizer, "the checkpoint's tokenizer.json", in.loaded.model->config().vocab_size,
                              "the checkpoint's model.vocab_size");
   return in;
+}
+
+FlagSpec chat_template_flag() {
+  return {
+      "--chat-template", true,
+      "how prompts become model text: auto (default: the run's prompt.template, else the directory's chat "
+      "template, as transformers' pipeline does), none (as given), tokenizer, a Jinja file or a {prompt} "
+      "pattern"};
+}
+
+std::string chosen_prompt_template(const Args& args, const CheckpointInput& in, const char* command) {
+  const std::string flag = args.get("--chat-template", "auto");
+  std::string chosen, why;
+  if (flag != "auto") {
+    chosen = flag == "none" ? "" : flag;
+    why = "--chat-template " + flag;
+  } else if (in.run_config) {
+    chosen = in.run_config->prompt.template_path_or_pattern;
+    why = "the run's prompt.template";
+  } else {
+    const std::optional<data::TokenizerConfig> config = data::read_tokenizer_config_in(in.dir);
+    chosen = config && !config->chat_template.empty() ? rl::kTokenizerTemplate : "";
+    why = chosen.empty() ? "the directory has no chat template" : "the directory's chat template";
+  }
+  const std::string how = chosen.empty() ? "as given"
+                          : chosen == rl::kTokenizerTemplate
+                              ? "through the tokenizer's chat template, as one user turn"
+                              : "through " + chosen;
+  std::fprintf(stderr, "%s: prompts %s (%s%s)\n", command, how.c_str(), why.c_str(),
+               chosen.empty() ? "" : "; --chat-template none: as given");
+  return chosen;
 }
 
 FlagSpec threads_flag() { return {"--threads", true, "CPU threads (default 0 = the library default)"}; }

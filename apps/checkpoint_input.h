@@ -22,6 +22,9 @@ struct CheckpointInput {
 // Anything else comes back as it is.
 std::string resolve_checkpoint_dir(const std::string& path);
 
+// Fails unless PATH is a directory, naming KEY: a model is always one (a checkpoint, a run, an HF save).
+void require_model_directory(const std::string& path, const std::string& key);
+
 // Resolves --checkpoint, loads the model (on DEVICE) and its tokenizer, reads run_config.yaml when present
 // and prints on stderr what was taken from it. COMMAND names the command in messages.
 CheckpointInput load_checkpoint_input(const Args& args, Device device, const char* command);
@@ -32,5 +35,13 @@ void apply_threads(const Args& args);
 
 // The --checkpoint flag's help text, shared so the three commands say the same.
 FlagSpec checkpoint_flag();
+
+// --chat-template for sample and eval: how prompts become model text (the prompt.template to use).
+FlagSpec chat_template_flag();
+// The prompt.template value for IN's prompts: --chat-template if given ("none" = as given, "tokenizer", a
+// Jinja file or a {prompt} pattern); else (auto) the run's prompt.template when IN has a run config, else
+// "tokenizer" when the directory has a chat template (as transformers' pipeline applies it), else as given.
+// Says on stderr which, naming COMMAND.
+std::string chosen_prompt_template(const Args& args, const CheckpointInput& in, const char* command);
 
 }  // namespace gtpo::apps

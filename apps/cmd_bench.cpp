@@ -152,8 +152,7 @@ int run_bench(int argc, char** argv) {
         stdout);
     return 0;
   }
-  GTPO_CHECK(args.positionals().empty() && args.overrides().empty(), "bench: unexpected argument '",
-             args.positionals().empty() ? args.overrides()[0].first : args.positionals()[0], "' (see --help)");
+  args.reject_unused("bench", false, false);
   bench::Options o;
   o.workload = args.require("--workload");
   o.shape_given = args.has("--shape");

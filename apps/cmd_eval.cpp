@@ -36,37 +36,51 @@ const std::vector<FlagSpec> kFlags = {
      "else the config default, 48)"},
     {"--seed", true, "sampling seed (default: the run's train.seed, else 0)"},
     {"--out", true, "per-problem results JSONL (default: none)"},
+    chat_template_flag(),
     threads_flag(),
     device_flag("cpu")};
 
 // The problems: --data, --task (with the run's own options when it is the run's task), or the run's task.
-// Prompts are rendered as the run rendered them: its prompt.template, else the checkpoint's chat template.
-std::unique_ptr<rl::ProblemSource> problem_source(const Args& args, const std::optional<rl::RunConfig>& run,
-                                                  const std::string& checkpoint_dir) {
+// Prompts are rendered as --chat-template says: by default as the run rendered them (its prompt.template),
+// else through the directory's chat template.
+std::unique_ptr<rl::ProblemSource> problem_source(const Args& args, const CheckpointInput& in) {
   GTPO_CHECK(!(args.has("--data") && args.has("--task")), "eval: give at most one of --data and --task");
-  const data::chat::PromptFormat format =
-      rl::prompt_format(run ? run->prompt.template_path_or_pattern : "", checkpoint_dir);
+  const std::optional<rl::RunConfig>& run = in.run_config;
+  const data::chat::PromptFormat format = rl::prompt_format(chosen_prompt_template(args, in, "eval"), in.dir);
+  // Task options set a generator; problems read from a file have none, so such a setting would do nothing.
+  const auto reject_options = [&](const std::string& from) {
+    GTPO_CHECK(args.overrides().empty(), "eval: '", args.overrides().front().first, "=",
+               args.overrides().front().second,
+               "' sets a task generator's option, but the problems come from ", from,
+               ", which has none (give --task NAME to evaluate a generator)");
+  };
   if (args.has("--data")) {
     const std::string file = args.get("--data", "");
+    reject_options("--data " + file);
     return std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_files(file, file, format));
   }
   GTPO_CHECK(args.has("--task") || run.has_value(),
              "eval: give --data or --task (this checkpoint has no run_config.yaml to take the task from)");
   const std::string name = args.get("--task", run ? run->task.name : "");
   const bool runs_task = run && run->task.name == name;
-  if (runs_task && !run->task.test_file.empty() && args.overrides().empty()) {
+  if (runs_task && !run->task.test_file.empty()) {
+    reject_options("the run's test file " + run->task.test_file);
     std::fprintf(stderr, "eval: the run's test file %s\n", run->task.test_file.c_str());
     return std::make_unique<rl::ProblemSource>(
         rl::ProblemSource::from_files(run->task.test_file, run->task.test_file, format));
   }
   data::TaskOptions options = runs_task ? run->task.options : data::TaskOptions{};
-  if (runs_task && !options.values().empty()) {
+  for (const auto& [k, v] : args.overrides()) options.set(k.rfind("task.", 0) == 0 ? k.substr(5) : k, v);
+  std::unique_ptr<data::Task> task = data::make_task(name, options);  // its errors name a wrong option
+  if (!options.values().empty()) {  // what is evaluated, after the command line's settings
     std::string text;
     for (const auto& [k, v] : options.values()) text += (text.empty() ? "" : ", ") + k + "=" + v;
-    std::fprintf(stderr, "eval: task %s with the run's options %s\n", name.c_str(), text.c_str());
+    const char* whose = !runs_task                 ? "the command line's"
+                        : args.overrides().empty() ? "the run's"
+                                                   : "the run's, with the command line's KEY=VALUE over them";
+    std::fprintf(stderr, "eval: task %s with options %s (%s)\n", name.c_str(), text.c_str(), whose);
   }
-  for (const auto& [k, v] : args.overrides()) options.set(k.rfind("task.", 0) == 0 ? k.substr(5) : k, v);
-  return std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_task(data::make_task(name, options), 0, format));
+  return std::make_unique<rl::ProblemSource>(rl::ProblemSource::from_task(std::move(task), 0, format));
 }
 }  // namespace
 
@@ -82,13 +96,14 @@ int run_eval(int argc, char** argv) {
                           kFlags).c_str(), stdout);
     return 0;
   }
+  args.reject_unused("eval", false, true);  // KEY=VALUE: task options, checked by the task source
   apply_threads(args);
   const Device device = device_from(args);
   prepare_device(device);
   CheckpointInput in = load_checkpoint_input(args, device, "eval");
   model::LoadedModel& m = in.loaded;
   GTPO_CHECK(m.tokenizer != nullptr, "eval: the checkpoint has no tokenizer");
-  std::unique_ptr<rl::ProblemSource> source = problem_source(args, in.run_config, in.dir);
+  std::unique_ptr<rl::ProblemSource> source = problem_source(args, in);
   // The run's eval settings, else the run config's defaults: one place for every default.
   rl::EvalOptions o = rl::eval_options(in.run_config ? *in.run_config : rl::RunConfig{});
   o.problems = args.get_int("--problems", o.problems, 1, 1 << 24);

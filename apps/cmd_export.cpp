@@ -42,6 +42,7 @@ int run_export(int argc, char** argv) {
                stdout);
     return 0;
   }
+  args.reject_unused("export", true, false);
   GTPO_CHECK(args.positionals().size() == 1, "export: expected exactly one CHECKPOINT or RUN_DIR, got ",
              args.positionals().size());
   const std::string out = args.require("--out");

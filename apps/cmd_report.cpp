@@ -42,8 +42,7 @@ int run_report(int argc, char** argv) {
     return 0;
   }
   GTPO_CHECK(!args.positionals().empty(), "report: give at least one RUN_DIR (a train.out_dir; see --help)");
-  GTPO_CHECK(args.overrides().empty(), "report: unexpected argument '", args.overrides().front().first, "=",
-             args.overrides().front().second, "' (give run directories and flags; see --help)");
+  args.reject_unused("report", true, false);
   rl::ReportLimits limits;
   limits.max_sample_steps = static_cast<int>(args.get_int("--max-sample-steps", limits.max_sample_steps));
   GTPO_CHECK(limits.max_sample_steps >= 1, "report: --max-sample-steps must be at least 1");

@@ -18,26 +18,26 @@
 namespace gtpo::apps {
 
 namespace {
-// TEXT as the run made its training prompts: through its prompt format (prompt.template, or the checkpoint's
-// chat template) when that changes plain prompts, else with the trailing newline that a task generator's
-// prompts end with (a dataset's plain prompts are used as they are, so nothing is added for them).
-std::vector<int32_t> run_prompt_tokens(const data::Tokenizer& tok, const rl::RunConfig& run,
-                                       const std::string& dir, const std::string& text) {
-  const data::chat::PromptFormat format = rl::prompt_format(run.prompt.template_path_or_pattern, dir);
+// TEXT through PROMPT_TEMPLATE (chosen_prompt_template: by default the run's, else the directory's chat
+// template) when that changes plain prompts, else, for a run on a task generator, with the trailing newline
+// its prompts end with (a dataset's plain prompts are used as they are, so nothing is added for them).
+std::vector<int32_t> formatted_prompt_tokens(const data::Tokenizer& tok,
+                                             const std::optional<rl::RunConfig>& run,
+                                             const std::string& prompt_template, const std::string& dir,
+                                             const std::string& text) {
+  const data::chat::PromptFormat format = rl::prompt_format(prompt_template, dir);
   data::Problem p;
   p.prompt = text;
-  std::string applied;
-  if (format.transforms_plain()) {
+  if (format.transforms_plain()) {  // chosen_prompt_template said which
     p.prompt = format.plain(text);
     p.rendered = true;
-    applied = format.describe();
-  } else if (run.task.train_file.empty() && (text.empty() || text.back() != '\n')) {
+  } else if (run && run->task.train_file.empty() && (text.empty() || text.back() != '\n')) {
     p.prompt += '\n';
-    applied = "the trailing newline of task " + run.task.name + "'s prompts";
+    std::fprintf(stderr,
+                 "sample: the prompt gets the trailing newline of task %s's prompts, as in training (--raw: "
+                 "as given)\n",
+                 run->task.name.c_str());
   }
-  if (!applied.empty())
-    std::fprintf(stderr, "sample: the prompt formatted as the run's training prompts (%s; --raw: as given)\n",
-                 applied.c_str());
   return data::encode_prompt(tok, p);
 }
 
@@ -46,7 +46,8 @@ const std::vector<FlagSpec> kFlags = {
     {"--prompt", true,
      "prompt text, formatted as the run formatted its prompts (see --raw) and encoded with the "
      "checkpoint's tokenizer"},
-    {"--raw", false, "encode --prompt exactly as given, without the run's prompt format"},
+    {"--raw", false, "encode --prompt exactly as given, without any prompt format"},
+    chat_template_flag(),
     {"--prompt-tokens", true, "prompt as comma-separated token ids, instead of --prompt"},
     {"-n", true, "samples per prompt, G (default 1)"},
     {"--temperature", true,
@@ -88,9 +89,12 @@ model::PromptInput prompt_input(const Args& args, const CheckpointInput& in) {
   if (args.has("--prompt")) {
     GTPO_CHECK(tok, "sample: this checkpoint has no tokenizer; use --prompt-tokens");
     const std::string text = args.get("--prompt", "");
-    prompt.tokens = in.run_config && !args.has("--raw")
-                        ? run_prompt_tokens(*tok, *in.run_config, in.dir, text)
-                        : tok->encode(text);
+    GTPO_CHECK(!(args.has("--raw") && args.has("--chat-template")),
+               "sample: --raw encodes the prompt as given; give it or --chat-template, not both");
+    prompt.tokens = args.has("--raw")
+                        ? tok->encode(text)
+                        : formatted_prompt_tokens(*tok, in.run_config,
+                                                  chosen_prompt_template(args, in, "sample"), in.dir, text);
   } else {
     prompt.tokens = parse_ids(args.get("--prompt-tokens", ""));
     for (int32_t id : prompt.tokens)
@@ -110,13 +114,16 @@ int run_sample(int argc, char** argv) {
             "Samples G continuations of one prompt with a KV cache. Every token comes with its\n"
             "log-prob and the full-vocabulary entropy of its (temperature-scaled) distribution. A training\n"
             "checkpoint's run config gives the sampling defaults (its sampler section) and the prompt\n"
-            "format the run trained with: its prompt.template (or the checkpoint's chat template), else\n"
-            "the trailing newline a task generator's prompts end with; --raw encodes the text as given.",
+            "format the run trained with: its prompt.template, else the trailing newline a task generator's\n"
+            "prompts end with. A directory without a run config (a Hugging Face save, an export) renders\n"
+            "the prompt through its chat template as one user turn, as transformers' pipeline does.\n"
+            "--chat-template chooses another format; --raw encodes the text as given.",
             kFlags)
             .c_str(),
         stdout);
     return 0;
   }
+  args.reject_unused("sample", false, false);
   apply_threads(args);
   const Device device = device_from(args);
   prepare_device(device);

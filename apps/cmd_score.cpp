@@ -37,6 +37,7 @@ int run_score(int argc, char** argv) {
                           kFlags).c_str(), stdout);
     return 0;
   }
+  args.reject_unused("score", false, false);
   const std::string in_path = args.require("--in"), out_path = args.require("--out");
   apply_threads(args);
   const Device device = device_from(args);

@@ -91,6 +91,17 @@ void refuse_default_choosing_changes(const rl::RunConfig& before, const rl::RunC
              restart);
 }
 
+// What a resume changes, and nothing else: the keys whose values differ from the run's config.yaml.
+void print_resume_changes(const rl::RunConfig& before, const rl::RunConfig& after) {
+  std::string changed;
+  for (const ValueChange& c :
+       yaml_value_changes(rl::resolved_config_yaml(before), rl::resolved_config_yaml(after)))
+    changed += (changed.empty() ? "" : ", ") + c.key + " " + c.before + " -> " + c.after;
+  std::fprintf(stderr, "resume: %s\n",
+               changed.empty() ? "the run's settings, unchanged"
+                               : ("changed from the run's config.yaml: " + changed).c_str());
+}
+
 // The config a train command reads: CONFIG, or with --resume RUN_DIR/config.yaml.
 std::string train_config_path(const Args& args, bool resume) {
   if (!resume) {
@@ -110,6 +121,14 @@ std::string train_config_path(const Args& args, bool resume) {
 io::FileLock take_run_directory(const std::string& out_dir, bool resume, bool overwrite) {
   io::FileLock lock = rl::lock_run_directory(out_dir);
   if (!resume && !overwrite) rl::require_fresh_run_directory(out_dir);
+  if (!resume && !overwrite && rl::holds_failed_start(out_dir)) {
+    std::fprintf(
+        stderr,
+        "note: train.out_dir %s holds only the logs of a start that ended before its first checkpoint "
+        "(nothing to resume): they are replaced by this run's\n",
+        out_dir.c_str());
+    rl::clear_run_directory(out_dir);
+  }
   if (overwrite) rl::clear_run_directory(out_dir);
   return lock;
 }
@@ -164,12 +183,16 @@ int run_train(int argc, char** argv) {
   if (resume) overrides.emplace_back("train.out_dir", args.get("--resume", ""));
   add_device_override(args, overrides);
   rl::RunConfig config = rl::load_run_config(config_path, overrides);
-  if (resume) refuse_default_choosing_changes(rl::load_run_config(config_path), config, config_path);
+  std::optional<rl::RunConfig> before_resume;  // the run's own settings, to say what this resume changes
+  if (resume)
+    refuse_default_choosing_changes(before_resume.emplace(rl::load_run_config(config_path)), config,
+                                    config_path);
   // Under mpirun: one data-parallel rank of several (every rank reads the same config and builds the same
   // model from the same seed or checkpoint); rank 0 alone touches the run directory. Otherwise one process.
   std::unique_ptr<dist::Communicator> comm =
       dist::make_device_communicator(config.train.collective_timeout_s, config.train.device == Device::cuda);
   const bool writer = comm->writer();
+  if (writer && before_resume) print_resume_changes(*before_resume, config);
   if (writer) print_config_notes(config);
   if (const std::string note = rl::reward_value_note(config); writer && !note.empty())
     std::fprintf(stderr, "note: %s\n", note.c_str());

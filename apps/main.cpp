@@ -1,6 +1,7 @@
 // gtpo: the command line. It only wires the layers together; every command lives in its own file.
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -81,6 +82,9 @@ int main(int argc, char** argv) {
     if (!std::getenv("GOMP_SPINCOUNT")) setenv("GOMP_SPINCOUNT", "20000", 1);
     execv("/proc/self/exe", argv);  // returns only on failure: then carry on as we are
   }
+  // A write past a file-size limit (ulimit -f) then fails with EFBIG, which every writer reports with the
+  // file (a log line also with the last checkpoint), instead of SIGXFSZ killing gtpo without a word.
+  std::signal(SIGXFSZ, SIG_IGN);
   if (argc >= 2 && !std::strcmp(argv[1], "--version")) {
     print_version();
     return 0;

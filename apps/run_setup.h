@@ -21,6 +21,7 @@ struct RunObjects {
   // What the config most likely did not mean (a model: section that init_from overrides, optim.lr at its
   // default for a large trained model): the caller's writer prints them (print_warnings).
   std::vector<std::string> warnings;
+  std::vector<std::string> notes;  // what was chosen for the user (fewer threads on a busy machine)
 };
 
 // The problems of C: its task.train_file / test_file, else its task generator (seeded with train.seed).
@@ -40,7 +41,14 @@ void init_model_from_section(rl::RunConfig& c, const rl::ProblemSource& source, 
 RunObjects build_run(rl::RunConfig& config);
 // Prints the notes parsing left for the user (dropped task options, ...) to stderr.
 void print_config_notes(const rl::RunConfig& config);
-// Prints RunObjects::warnings to stderr.
+// A key whose value differs between two of gtpo's YAML texts ("unset" where a side has none): the model
+// section a checkpoint overrides, the settings a resume changes.
+struct ValueChange {
+  std::string key, before, after;  // key: "section.key" or "section.list[i].key"
+};
+std::vector<ValueChange> yaml_value_changes(const std::string& before, const std::string& after);
+
+// Prints RunObjects::notes and warnings to stderr.
 void print_warnings(const RunObjects& run);
 // The "--device cpu|cuda" argument of train and sft as the config override train.device=VALUE (checked
 // here, so a bad value names the flag); nothing when the flag is absent.

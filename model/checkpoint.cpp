@@ -16,8 +16,10 @@
 #include "runtime/error.h"
 #include "runtime/io/atomic_dir.h"
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/input_file.h"
 #include "runtime/io/json_parse.h"
 #include "runtime/io/safetensors.h"
+#include "runtime/io/yaml_config.h"
 
 namespace gtpo::model {
 
@@ -32,6 +34,12 @@ constexpr const char* kGenerationConfigFile = "generation_config.json";
 constexpr const char* kShardIndexFile = "model.safetensors.index.json";
 
 std::string join(const std::string& dir, const char* file) { return (std::filesystem::path(dir) / file).string(); }
+
+// A checkpoint's JSON or YAML file read whole, within the configs' size limit (docs/reliability.md).
+std::string read_config_file(const std::string& path) {
+  io::check_input_file(path, io::kMaxConfigBytes, "checkpoint file");
+  return io::read_file(path);
+}
 
 std::string shape_text(const std::vector<int64_t>& dims) { return Shape(dims).str(); }
 
@@ -145,7 +153,7 @@ std::vector<io::SafetensorsFile> open_weight_files(const std::string& dir, std::
   *label = index_path;
   nlohmann::json index;
   try {
-    index = io::parse_json(io::read_file(index_path));
+    index = io::parse_json(read_config_file(index_path));
   } catch (const nlohmann::json::exception& e) {
     fail(index_path, ": not valid JSON: ", e.what());
   }
@@ -266,7 +274,7 @@ void attach_special_tokens(LoadedModel& out, const std::string& dir, const HfMod
   if (out.tokenizer && out.tokenizer->eos_id() >= 0) eos.push_back(out.tokenizer->eos_id());
   const std::string generation_path = join(dir, kGenerationConfigFile);
   if (std::filesystem::exists(generation_path)) {
-    const GenerationIds ids = parse_generation_config(io::read_file(generation_path), generation_path);
+    const GenerationIds ids = parse_generation_config(read_config_file(generation_path), generation_path);
     eos = merge_ids(eos, ids.eos_token_ids);
     if (ids.bos_token_id >= 0) bos = ids.bos_token_id;
   }
@@ -290,7 +298,7 @@ void attach_special_tokens(LoadedModel& out, const std::string& dir, const HfMod
 
 LoadedModel load_hf_model(const std::string& dir, Device device) {
   const std::string config_path = join(dir, kHfConfigFile);
-  const HfModelConfig hf = parse_hf_config(io::read_file(config_path), config_path);
+  const HfModelConfig hf = parse_hf_config(read_config_file(config_path), config_path);
   LoadedModel out;
   out.model = std::make_unique<Transformer>(hf.config, device);
   std::string label;
@@ -318,12 +326,7 @@ LoadedModel load_model(const std::string& requested_dir, Device device) {
                " (a gtpo checkpoint) nor ", kHfConfigFile, " (a Hugging Face model directory) is present");
     return load_hf_model(dir, device);
   }
-  YAML::Node root;
-  try {
-    root = YAML::Load(io::read_file(config_path));
-  } catch (const YAML::Exception& e) {
-    fail(config_path, ": invalid YAML at line ", e.mark.line + 1, ": ", e.msg);
-  }
+  const YAML::Node root = io::load_yaml(read_config_file(config_path), config_path);
   GTPO_CHECK(root.IsMap() && root["model"], config_path, ": no 'model:' section");
   LoadedModel out;
   out.model = std::make_unique<Transformer>(parse_model_config(root["model"], config_path), device);

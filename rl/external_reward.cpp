@@ -114,8 +114,7 @@ void ExternalReward::fail_with(const std::string& what, const nlohmann::json* re
   throw RewardError(message);
 }
 
-std::vector<RewardScore> ExternalReward::score(const std::vector<nlohmann::json>& requests) {
-  if (requests.empty()) return {};
+void ExternalReward::start(double probe_s) {
   if (!process_) {
     try {
       process_ = std::make_unique<io::Subprocess>(command_);
@@ -123,6 +122,16 @@ std::vector<RewardScore> ExternalReward::score(const std::vector<nlohmann::json>
       fail_with(std::string("cannot start: ") + e.what(), nullptr, "");
     }
   }
+  if (probe_s <= 0.0) return;
+  const std::string status = process_->exit_status(probe_s);
+  if (status != "still running")
+    fail_with("the process ended (" + status + ") before its first request, at the start of the run", nullptr,
+              process_->unread());
+}
+
+std::vector<RewardScore> ExternalReward::score(const std::vector<nlohmann::json>& requests) {
+  if (requests.empty()) return {};
+  start(0.0);
   std::vector<nlohmann::json> sent = requests;
   const int64_t first_id = next_id_;
   for (nlohmann::json& r : sent) r["id"] = next_id_++;

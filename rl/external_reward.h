@@ -28,10 +28,6 @@ class RewardError : public Error {
   using Error::Error;
 };
 
-// The largest |reward| or |component| a reply may give: beyond it a group's mean and standard deviation
-// could overflow (1e308 squared is infinite), and no reward means anything there.
-inline constexpr double kMaxRewardMagnitude = 1e12;
-
 // Parses one reply line: {"id": the request's id, "reward": number, "correct": bool (optional),
 // "components": {name: number} (optional), "token_rewards": [number, ...]}. Throws gtpo::Error with the
 // reason (not JSON, not an object, an id other than EXPECTED_ID, missing reward, NaN/Inf or beyond
@@ -48,6 +44,9 @@ class ExternalReward {
   ExternalReward(const ExternalReward&) = delete;
   ExternalReward& operator=(const ExternalReward&) = delete;
 
+  // Starts the process now (if not yet) and throws RewardError as score() would when it ends within
+  // PROBE_S seconds: a missing script or a mistyped interpreter shows before any training work.
+  void start(double probe_s);
   // One score per request, in order. Throws RewardError (see above). With token rewards each request's
   // "token_ids" says how many its reply must give.
   std::vector<RewardScore> score(const std::vector<nlohmann::json>& requests);

@@ -17,20 +17,23 @@ std::vector<RunKey> schema::reward_keys() {
   using config::item_field;
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<RunKey> k = {
-      field("reward", "correct_threshold", &RunConfig::reward, &RewardSection::correct_threshold, config::number(),
+      field("reward", "correct_threshold", &RunConfig::reward, &RewardSection::correct_threshold,
+            config::number(),
             "c_i = r_i >= this when no reward function gives a correct flag (O+/O- of gtpo and grpo_s, "
             "dynamic sampling, accuracy)"),
-      field("reward", "timeout_s", &RunConfig::reward, &RewardSection::timeout_s, config::number(0, inf, true),
+      field("reward", "timeout_s", &RunConfig::reward, &RewardSection::timeout_s,
+            config::number(0, inf, true),
             "longest wait in seconds for one reply line of an external reward; past it the run stops"),
       field("reward", "token_gamma", &RunConfig::reward, &RewardSection::token_gamma, config::number(0, 1),
             "discount of the token rewards' return-to-go added to each token's advantage (1 = plain sum of "
             "the rewards from the token on; 0 = each token's own reward); no effect without token rewards"),
-      item_field("reward", "functions", "name", &RunConfig::reward, &RewardSection::functions,
-                 &RewardFunctionConfig::name, config::text(),
-                 "the function's name (metrics rewards/NAME/...); without a command: correct, format or length"),
+      item_field(
+          "reward", "functions", "name", &RunConfig::reward, &RewardSection::functions,
+          &RewardFunctionConfig::name, config::text(),
+          "the function's name (metrics rewards/NAME/...); without a command: correct, format or length"),
       item_field("reward", "functions", "weight", &RunConfig::reward, &RewardSection::functions,
-                 &RewardFunctionConfig::weight, config::number(),
-                 "its weight in r_i = Σ weight·value (0: logged only)"),
+                 &RewardFunctionConfig::weight, config::number(-kMaxRewardMagnitude, kMaxRewardMagnitude),
+                 "its weight in r_i = Σ weight·value (0: logged only; |r_i| <= 1e12)"),
       item_field("reward", "functions", "command", &RunConfig::reward, &RewardSection::functions,
                  &RewardFunctionConfig::command, config::text(),
                  "shell command of an external reward (JSON lines on stdin/stdout, docs/rewards.md); "
@@ -114,6 +117,15 @@ RewardOutcome combine_scores(const std::vector<RewardFunctionConfig>& functions,
       any_flag = true;
       all_flags = all_flags && *scores[f].correct;
     }
+  }
+  if (!(std::abs(out.total) <= kMaxRewardMagnitude)) {
+    std::string terms;
+    for (std::size_t f = 0; f < functions.size(); ++f)
+      terms += (f ? " + " : "") + functions[f].name + " " + config::format_double(functions[f].weight) +
+               " x " + config::format_double(scores[f].value);
+    fail("the reward r_i = ", terms, " = ", out.total, " is beyond +-",
+         config::format_double(kMaxRewardMagnitude),
+         ", where a group's mean and standard deviation overflow: lower reward.functions[].weight");
   }
   out.correct = !truncated && (any_flag ? all_flags : out.total >= correct_threshold);
   for (std::size_t f = 0; f < functions.size(); ++f) {

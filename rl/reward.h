@@ -20,6 +20,11 @@
 
 namespace gtpo::rl {
 
+// The largest |reward| or |component| a reply may give, |weight| a function may have, and |r_i| a weighted
+// sum may reach: beyond it a group's mean and standard deviation overflow (1e300 squared is infinite, and
+// every advantage becomes 0), and no reward means anything there.
+inline constexpr double kMaxRewardMagnitude = 1e12;
+
 // One function's answer for one completion.
 struct RewardScore {
   double value = 0.0;
@@ -58,8 +63,9 @@ void validate_reward_section(const RewardSection& section, const std::string& wh
 RewardScore builtin_reward(const std::string& name, const data::Verdict& verdict, int64_t length,
                            int64_t max_new_tokens, bool token_rewards = false);
 
-// r_i and c_i of one completion from its functions' SCORES (same order as FUNCTIONS), and the weighted sum
-// of their token rewards (every function that gives them gives one per token, checked where they are read).
+// r_i and c_i of one completion from its functions' SCORES (same order as FUNCTIONS); |r_i| beyond
+// kMaxRewardMagnitude is an error naming each function's weight and value. Also the weighted sum of their
+// token rewards (every function that gives them gives one per token, checked where they are read).
 RewardOutcome combine_scores(const std::vector<RewardFunctionConfig>& functions, std::vector<RewardScore> scores,
                              double correct_threshold, bool truncated);
 

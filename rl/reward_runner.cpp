@@ -1,6 +1,7 @@
 #include "rl/reward_runner.h"
 
 #include "data/dataset.h"
+#include "data/tokenizer/utf8.h"
 #include "rl/rollout_phase.h"
 
 namespace gtpo::rl {
@@ -19,6 +20,11 @@ RewardRunner::RewardRunner(const RewardSection& section, const SamplerSection& s
 
 RewardRunner::~RewardRunner() = default;
 
+void RewardRunner::start_processes(double probe_s) {
+  for (const std::unique_ptr<ExternalReward>& e : external_)
+    if (e) e->start(probe_s);
+}
+
 nlohmann::json token_texts(const data::Tokenizer& tokenizer, const std::vector<int32_t>& ids) {
   nlohmann::json texts = nlohmann::json::array();
   for (int32_t id : ids) texts.push_back(tokenizer.token_text(id));
@@ -33,8 +39,10 @@ nlohmann::json reward_request(const std::string& function, const RolloutItem& it
           {"group", item.problem_index},
           {"index", index},
           {"batch_size", batch_size},
-          {"prompt", p.prompt},
-          {"completion", item.completion},
+          // A byte-level model can sample bytes that are not UTF-8: the texts replace them (JSON carries only
+          // UTF-8), token_ids carries the exact ids.
+          {"prompt", data::utf8_replace_invalid(p.prompt)},
+          {"completion", data::utf8_replace_invalid(item.completion)},
           {"completion_tokens", item.sample.tokens},
           {"token_ids", item.sample.tokens},
           {"token_texts", texts},

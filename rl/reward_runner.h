@@ -20,7 +20,7 @@ struct RolloutItem;  // rl/rollout_phase.h
 
 class RewardRunner {
  public:
-  // SAMPLER gives L_max for the length reward. No process starts before the first score().
+  // SAMPLER gives L_max for the length reward. No process starts before start_processes() or score().
   RewardRunner(const RewardSection& section, const SamplerSection& sampler);
   ~RewardRunner();
   RewardRunner(const RewardRunner&) = delete;
@@ -30,6 +30,8 @@ class RewardRunner {
   // replies (TOKENIZER renders the requests' token_texts). Throws RewardError when an external function
   // fails; then no item of the round has a reward.
   void score(std::vector<RolloutItem*>& items, int64_t step, const data::Tokenizer& tokenizer);
+  // Starts every external function's process, each given PROBE_S seconds to fail (ExternalReward::start).
+  void start_processes(double probe_s);
 
   const std::vector<RewardFunctionConfig>& functions() const { return functions_; }
   // The section lists functions: r_i is the continuous reward, not the verifier's 0/1.
@@ -44,8 +46,9 @@ class RewardRunner {
 };
 
 // The request an external function gets for ITEM, number INDEX of a batch of BATCH_SIZE (docs/rewards.md):
-// function, step, group, index, batch_size, prompt, completion, completion_tokens, token_ids, TOKEN_TEXTS
-// (each token of token_ids decoded alone, as token_texts()), truncated, and the dataset row under "row".
+// function, step, group, index, batch_size, prompt, completion (invalid UTF-8 replaced by U+FFFD),
+// completion_tokens and token_ids (the same exact ids), TOKEN_TEXTS (each id decoded alone, as token_texts()),
+// truncated, and the dataset row's columns under "row".
 nlohmann::json reward_request(const std::string& function, const RolloutItem& item, int64_t step,
                               std::size_t index, std::size_t batch_size, const nlohmann::json& token_texts);
 // Every completion token decoded on its own, printable (Tokenizer::token_text: a byte that is not a whole

@@ -70,6 +70,14 @@ nlohmann::json step_metrics(int64_t step, float lr, const RlStepResult& r, const
       {"seconds_advantages", r.seconds_advantages},
       {"seconds_update", r.seconds_update},
   };
+  // No kept group: nothing measured over kept responses and no update; a 0 would read as a value.
+  if (batch.items.empty())
+    for (const char* key :
+         {"reward_mean", "reward_std", "response_length_mean", "response_length_max", "truncated_frac",
+          "entropy_mean", "frac_correct_negative_adv", "frac_incorrect_positive_adv", "loss", "policy_loss",
+          "kl_loss", "clip_frac_low", "clip_frac_high", "approx_kl", "policy_entropy", "ratio_mean",
+          "ratio_max", "grad_norm", "update_tokens_per_s"})
+      m[key] = nullptr;
   if (has_reward_functions(rewards)) {  // rewards/NAME/mean, /std (and components) over every sampled response
     std::vector<const RewardOutcome*> outcomes;
     for (const RewardOutcome& o : batch.sampled_rewards) outcomes.push_back(&o);

@@ -17,6 +17,10 @@
 #include "runtime/io/yaml_config.h"
 
 namespace gtpo::rl {
+// The first line of resolved_config_yaml's text, which tells a run's own config.yaml from a user's.
+constexpr const char* kResolvedConfigHeader =
+    "# Resolved run config: every key with the value this run used.\n";
+
 namespace {
 
 using io::ConfigValue;
@@ -174,11 +178,14 @@ bool setting_is_read(const ConfigValue& v, const RlConfig& rl) {
   return v.section == rl.algo;
 }
 
-// Settings this run never reads are said, not silently ignored.
-void note_unread_settings(const std::vector<ConfigValue>& values, RunConfig& c) {
+// Settings this run never reads are said, not silently ignored. A resolved config (a run's config.yaml,
+// read on --resume) holds every key because gtpo wrote it: there only the command line's settings are the
+// user's, and the first run already said the rest.
+void note_unread_settings(const std::vector<ConfigValue>& values, bool resolved, RunConfig& c) {
   std::vector<std::string> unread;
   for (const ConfigValue& v : values)
-    if (!setting_is_read(v, c.rl)) unread.push_back(v.section + "." + v.key + " (" + v.where + ")");
+    if (!setting_is_read(v, c.rl) && (!resolved || v.where == "command line"))
+      unread.push_back(v.section + "." + v.key + " (" + v.where + ")");
   if (!unread.empty())
     c.notes.push_back("these settings have no effect with rl.algo " + c.rl.algo + " and rl.policy_loss " +
                       to_string(c.rl.policy_loss) + ": " + config::join(unread));
@@ -238,7 +245,7 @@ RunConfig parse_run_config(const std::string& yaml_text, const std::string& wher
   for (const ConfigValue& a : values)
     if (!is_algo(a) && a.section != "model") apply(c, a);
   c.model = build_model(values, where);
-  note_unread_settings(values, c);
+  note_unread_settings(values, yaml_text.rfind(kResolvedConfigHeader, 0) == 0, c);
   validate(c, where);
   return c;
 }
@@ -268,7 +275,7 @@ std::pair<std::string, std::string> split_override(const std::string& arg) {
 
 std::string resolved_config_yaml(const RunConfig& c) {
   std::ostringstream os;
-  os << "# Resolved run config: every key with the value this run used.\n";
+  os << kResolvedConfigHeader;
   if (c.model) {
     std::string model = model::model_config_to_yaml(*c.model);
     // vocab_size 0 means "the tokenizer's"; leaving the key out says the same on reading it back.

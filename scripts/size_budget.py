@@ -16,12 +16,12 @@ import sys
 
 # Lines per folder. Raise a cap in the commit that needs it, with the reason in the message.
 FOLDER_CAPS = {
-    "apps": 3200,
-    "data": 9000,
+    "apps": 3400,
+    "data": 9300,
     "model": 2300,
-    "rl": 8450,
+    "rl": 8600,
     "runtime": 13300,
-    "tests": 18500,
+    "tests": 19300,
     "scripts": 4200,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).

@@ -9,6 +9,7 @@
 #include "data/chat/python_ops.h"
 #include "data/chat/template.h"
 #include "data/chat/template_error.h"
+#include "data/chat/text_utils.h"
 #include "data/chat/value_tests.h"
 
 namespace gtpo::data::chat {
@@ -417,6 +418,7 @@ class Renderer {
         if (e.name == "~") {
           std::string left = to_str(a), right = to_str(b);
           if (left.size() + right.size() > limits_.max_output_bytes) value_error("string longer than the output limit");
+          WorkMeter::charge(left.size() + right.size());
           return Value::from_string(left + right);
         }
         return arithmetic(e.name, a, b, limits_.max_output_bytes);
@@ -443,6 +445,7 @@ class Renderer {
   FilterLimits filter_limits_;
   Scope root_;
   uint64_t steps_ = 0;
+  WorkMeter meter_{steps_, limits_.max_steps};  // operations' work counts in steps_ too
   std::size_t produced_ = 0;
   int call_depth_ = 0;
   int depth_ = 0;

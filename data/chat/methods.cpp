@@ -109,7 +109,7 @@ std::optional<Value> string_method(const Value& object, const std::string& name)
     });
   if (name == "find")
     return make([s](CallArgs& args) {
-      const std::size_t at = s.find(string_arg(args, 0, "sub", "find"));
+      const std::size_t at = find_text(s, string_arg(args, 0, "sub", "find"));
       return Value::from_int(at == std::string::npos ? -1 : static_cast<int64_t>(code_point_count(s.substr(0, at))));
     });
   if (name == "count")
@@ -117,7 +117,9 @@ std::optional<Value> string_method(const Value& object, const std::string& name)
       const std::string sub = string_arg(args, 0, "sub", "count");
       if (sub.empty()) return Value::from_int(static_cast<int64_t>(code_point_count(s) + 1));
       int64_t n = 0;
-      for (std::size_t at = s.find(sub); at != std::string::npos; at = s.find(sub, at + sub.size())) ++n;
+      for (std::size_t at = find_text(s, sub); at != std::string::npos;
+           at = find_text(s, sub, at + sub.size()))
+        ++n;
       return Value::from_int(n);
     });
   if (name == "join")

@@ -43,6 +43,7 @@ Value repeat(const Value& seq, int64_t times, std::size_t max_bytes) {
   if (seq.is_string()) {
     if (!seq.text.empty() && static_cast<uint64_t>(times) > max_bytes / seq.text.size())
       value_error("string repetition larger than the output limit of ", max_bytes, " bytes");
+    WorkMeter::charge(static_cast<uint64_t>(times));  // each copy, even of an empty string
     std::string out;
     for (int64_t i = 0; i < times; ++i) out += seq.text;
     return Value::from_string(std::move(out));
@@ -50,6 +51,7 @@ Value repeat(const Value& seq, int64_t times, std::size_t max_bytes) {
   const auto& items = seq.items();
   if (!items.empty() && static_cast<uint64_t>(times) > max_bytes / 16 / items.size())
     value_error("list repetition too large");
+  WorkMeter::charge(static_cast<uint64_t>(times));
   std::vector<Value> out;
   for (int64_t i = 0; i < times; ++i) out.insert(out.end(), items.begin(), items.end());
   return Value::from_list(std::move(out), seq.list->tuple);
@@ -122,10 +124,13 @@ bool equals(const Value& a, const Value& b) {
   switch (a.kind) {
     case Value::Kind::Undefined:
     case Value::Kind::None: return true;
-    case Value::Kind::String: return a.text == b.text;
+    case Value::Kind::String:
+      WorkMeter::charge(std::min(a.text.size(), b.text.size()));
+      return a.text == b.text;
     case Value::Kind::List: {
       const auto &x = a.items(), &y = b.items();
       if (x.size() != y.size() || a.list->tuple != b.list->tuple) return false;
+      WorkMeter::charge(x.size());
       for (std::size_t i = 0; i < x.size(); ++i)
         if (!equals(x[i], y[i])) return false;
       return true;
@@ -211,9 +216,11 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b, std::siz
   if (op == "+") {
     if (a.is_string() && b.is_string()) {
       if (a.text.size() + b.text.size() > max_bytes) value_error("string longer than the output limit");
+      WorkMeter::charge(a.text.size() + b.text.size());
       return Value::from_string(a.text + b.text);
     }
     if (a.kind == Value::Kind::List && b.kind == Value::Kind::List && a.list->tuple == b.list->tuple) {
+      WorkMeter::charge(a.items().size() + b.items().size());
       std::vector<Value> out = a.items();
       out.insert(out.end(), b.items().begin(), b.items().end());
       return Value::from_list(std::move(out), a.list->tuple);
@@ -231,8 +238,9 @@ bool contains(const Value& container, const Value& item) {
     case Value::Kind::String:
       if (!item.is_string())
         value_error("'in <string>' requires string as left operand, not ", type_name(item));
-      return container.text.find(item.text) != std::string::npos;
+      return find_text(container.text, item.text) != std::string::npos;
     case Value::Kind::List:
+      WorkMeter::charge(container.items().size());
       for (const Value& v : container.items())
         if (equals(v, item)) return true;
       return false;
@@ -326,6 +334,7 @@ Value slice(const Value& container, const std::optional<int64_t>& start, const s
   const int64_t lo = adjust(start, step < 0 ? n - 1 : 0);
   const int64_t hi = adjust(stop, step < 0 ? -1 : n);
   std::string text;
+  if (container.kind == Value::Kind::List) WorkMeter::charge(size);  // a string's scan charged its bytes
   for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) {
     if (container.is_string()) text += pieces[static_cast<std::size_t>(i)];
     else items.push_back(container.items()[static_cast<std::size_t>(i)]);

@@ -1,8 +1,14 @@
 #include "data/chat/text_utils.h"
 
+#include <vector>
+
+#include "data/chat/template_error.h"
+
 namespace gtpo::data::chat {
 
 namespace {
+
+thread_local WorkMeter* current_meter = nullptr;
 
 std::size_t sequence_length(unsigned char lead) {
   if (lead < 0x80) return 1;
@@ -20,6 +26,46 @@ std::size_t piece_length(std::string_view text, std::size_t pos) {
   return n == want ? n : 1;
 }
 
+}  // namespace
+
+WorkMeter::WorkMeter(uint64_t& steps, uint64_t max_steps)
+    : steps_(steps), max_steps_(max_steps), previous_(current_meter) {
+  current_meter = this;
+}
+
+WorkMeter::~WorkMeter() { current_meter = previous_; }
+
+void WorkMeter::charge(uint64_t n) {
+  WorkMeter* m = current_meter;
+  if (m == nullptr) return;
+  m->steps_ += n;
+  if (m->steps_ > m->max_steps_)
+    value_error(
+        "the template ran more than ", m->max_steps_,
+        " steps, its limit (RenderLimits::max_steps; string and list operations count a step per byte or "
+        "item they touch)");
+}
+
+std::size_t find_text(std::string_view text, std::string_view needle, std::size_t from) {
+  if (from > text.size()) return std::string_view::npos;
+  WorkMeter::charge(text.size() - from + needle.size());
+  if (needle.empty()) return from;
+  std::vector<std::size_t> border(needle.size(), 0);  // border[i]: longest proper border of needle[0..i]
+  for (std::size_t i = 1, k = 0; i < needle.size(); ++i) {
+    while (k > 0 && needle[i] != needle[k]) k = border[k - 1];
+    if (needle[i] == needle[k]) ++k;
+    border[i] = k;
+  }
+  for (std::size_t i = from, k = 0; i < text.size(); ++i) {
+    while (k > 0 && text[i] != needle[k]) k = border[k - 1];
+    if (text[i] == needle[k]) ++k;
+    if (k == needle.size()) return i + 1 - k;
+  }
+  return std::string_view::npos;
+}
+
+namespace {
+
 // The UTF-8 encodings of the non-ASCII code points Python's str.isspace accepts.
 constexpr std::string_view kWideSpaces[] = {
     "\xC2\x85",     "\xC2\xA0",     "\xE1\x9A\x80", "\xE2\x80\x80", "\xE2\x80\x81", "\xE2\x80\x82",
@@ -32,6 +78,7 @@ bool ascii_space(unsigned char c) { return (c >= 0x09 && c <= 0x0D) || (c >= 0x1
 }  // namespace
 
 std::vector<std::string> code_points(std::string_view text) {
+  WorkMeter::charge(text.size());
   std::vector<std::string> out;
   for (std::size_t pos = 0; pos < text.size();) {
     const std::size_t n = piece_length(text, pos);
@@ -42,6 +89,7 @@ std::vector<std::string> code_points(std::string_view text) {
 }
 
 std::size_t code_point_count(std::string_view text) {
+  WorkMeter::charge(text.size());
   std::size_t count = 0;
   for (std::size_t pos = 0; pos < text.size(); pos += piece_length(text, pos)) ++count;
   return count;
@@ -129,7 +177,7 @@ std::vector<std::string> split_on(std::string_view text, std::string_view sep, l
   std::vector<std::string> out;
   std::size_t pos = 0;
   while (maxsplit < 0 || static_cast<long>(out.size()) < maxsplit) {
-    const std::size_t at = text.find(sep, pos);
+    const std::size_t at = find_text(text, sep, pos);
     if (at == std::string_view::npos) break;
     out.emplace_back(text.substr(pos, at - pos));
     pos = at + sep.size();
@@ -145,6 +193,7 @@ std::string replace_all(std::string_view text, std::string_view old_text, std::s
     const std::vector<std::string> pieces = code_points(text);
     for (const std::string& p : pieces) {
       if (count < 0 || done < count) {
+        WorkMeter::charge(new_text.size());
         out += new_text;
         ++done;
       }
@@ -155,8 +204,9 @@ std::string replace_all(std::string_view text, std::string_view old_text, std::s
   }
   std::size_t pos = 0;
   while (count < 0 || done < count) {
-    const std::size_t at = text.find(old_text, pos);
+    const std::size_t at = find_text(text, old_text, pos);
     if (at == std::string_view::npos) break;
+    WorkMeter::charge(new_text.size());  // the output grows by it: a 1 MB NEW a million times stops early
     out += text.substr(pos, at - pos);
     out += new_text;
     pos = at + old_text.size();

@@ -2,11 +2,35 @@
 // code points, not bytes) and Python's idea of whitespace (str.strip(), split() and jinja's `-` markers).
 // Case mapping (upper/lower/title) changes ASCII letters only: a documented limitation.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace gtpo::data::chat {
+
+// The work of the render in progress on this thread, counted in its steps (RenderLimits::max_steps): every
+// operation whose cost grows with its operands (substring search, code point scans, comparisons, slices,
+// concatenation, list membership) charges the bytes or items it touches, so no template can make a render
+// run unbounded. A render installs one for its length; outside a render charging does nothing.
+class WorkMeter {
+ public:
+  WorkMeter(uint64_t& steps, uint64_t max_steps);
+  ~WorkMeter();
+  WorkMeter(const WorkMeter&) = delete;
+  WorkMeter& operator=(const WorkMeter&) = delete;
+  // Adds N steps to the current render's count; past its limit, a ValueError.
+  static void charge(uint64_t n);
+
+ private:
+  uint64_t& steps_;
+  uint64_t max_steps_;
+  WorkMeter* previous_;
+};
+
+// TEXT.find(NEEDLE, FROM) in time linear in the bytes searched (Knuth-Morris-Pratt; std::string::find can
+// take |text| x |needle| steps), charged to the work meter.
+std::size_t find_text(std::string_view text, std::string_view needle, std::size_t from = 0);
 
 // The string cut into UTF-8 code point sequences (invalid bytes become one piece each).
 std::vector<std::string> code_points(std::string_view text);

@@ -64,6 +64,51 @@ void utf8_append(std::string& out, char32_t cp) {
   }
 }
 
+namespace {
+
+// The length (>= 1) of the invalid sequence at s[pos]: the lead byte and the continuation bytes that could
+// still have completed it (Unicode's "maximal subpart"). Called where utf8_next failed.
+std::size_t invalid_subpart(std::string_view s, std::size_t pos) {
+  const auto b0 = static_cast<uint8_t>(s[pos]);
+  uint8_t lo = 0x80, hi = 0xBF;  // the second byte's range rules out overlong forms, surrogates, > U+10FFFF
+  int len = 0;
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    len = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    len = 3, lo = b0 == 0xE0 ? 0xA0 : 0x80, hi = b0 == 0xED ? 0x9F : 0xBF;
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    len = 4, lo = b0 == 0xF0 ? 0x90 : 0x80, hi = b0 == 0xF4 ? 0x8F : 0xBF;
+  } else {
+    return 1;
+  }
+  std::size_t n = 1;
+  for (int i = 1; i < len && pos + n < s.size(); ++i, ++n) {
+    const auto b = static_cast<uint8_t>(s[pos + n]);
+    if (b < lo || b > hi) break;
+    lo = 0x80, hi = 0xBF;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string utf8_replace_invalid(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  std::size_t pos = 0;
+  while (pos < bytes.size()) {
+    const std::size_t start = pos;
+    char32_t cp = 0;
+    if (utf8_next(bytes, pos, cp)) {
+      out.append(bytes.substr(start, pos - start));
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      pos += invalid_subpart(bytes, pos);
+    }
+  }
+  return out;
+}
+
 std::string escape_for_log(std::string_view bytes) {
   std::string out;
   std::size_t pos = 0;

@@ -15,6 +15,10 @@ bool utf8_valid(std::string_view s);
 
 void utf8_append(std::string& out, char32_t cp);
 
+// The bytes as valid UTF-8: each maximal invalid subpart (a stray byte, or the start of a sequence cut short)
+// becomes one U+FFFD, as Python's bytes.decode("utf-8", "replace") and Rust's from_utf8_lossy give.
+std::string utf8_replace_invalid(std::string_view bytes);
+
 // Renders bytes for humans: valid printable UTF-8 is kept, \n \r \t \\ are escaped C-style, other control
 // characters and invalid bytes become \xNN.
 std::string escape_for_log(std::string_view bytes);

@@ -28,9 +28,24 @@ bool is_run_file(const std::string& name) {
   return tmp != std::string::npos && run_files().count(name.substr(0, tmp)) != 0;
 }
 
+bool holds_failed_start(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return false;
+  bool logs = false;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name == kRunLockFile) continue;
+    if (!is_run_file(name) || (name.rfind("sft", 0) == 0 && name != "sft.jsonl"))
+      return false;                                                          // sft/: a model
+    if (name == "checkpoints" && !fs::is_empty(e.path(), ec)) return false;  // even a half-written one
+    logs = true;
+  }
+  return logs;
+}
+
 void require_fresh_run_directory(const std::string& dir) {
   std::error_code ec;
-  if (!fs::exists(dir, ec)) return;
+  if (!fs::exists(dir, ec) || holds_failed_start(dir)) return;
   GTPO_CHECK(fs::is_directory(dir, ec), "train.out_dir '", dir, "' exists and is not a directory");
   bool empty = true;
   for (const fs::directory_entry& e : fs::directory_iterator(dir))

@@ -15,7 +15,12 @@ inline constexpr const char* kRunLockFile = ".gtpo.lock";
 // the default `gtpo sft --out` checkpoint sft/, and the temporary files of their atomic writes).
 bool is_run_file(const std::string& name);
 
-// An error when DIR exists and is not empty (its lock file aside): it names --resume and --overwrite.
+// True when DIR holds only the logs of a start that failed before its first checkpoint (no checkpoint, no
+// sft/ of `gtpo sft`, nothing but run files): nothing there can be resumed, so a new run may take it.
+bool holds_failed_start(const std::string& dir);
+
+// An error when DIR exists and is not empty (its lock file aside) and does not hold a failed start: it
+// names --resume and --overwrite.
 void require_fresh_run_directory(const std::string& dir);
 
 // Creates DIR (train.out_dir) and takes its lock: one training process per run directory. Another process

@@ -12,6 +12,7 @@
 #include "runtime/error.h"
 #include "runtime/io/atomic_dir.h"
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/input_file.h"
 #include "runtime/io/json_parse.h"
 #include "runtime/io/safetensors.h"
 
@@ -110,6 +111,7 @@ TrainProgress read_train_progress(const std::string& dir) {
              "' has no state.json: it is a model checkpoint, not a ", "training checkpoint");
   nlohmann::json state;
   try {
+    io::check_input_file(state_path, io::kMaxConfigBytes, "training state");
     state = io::parse_json(io::read_file(state_path));
   } catch (const nlohmann::json::exception& e) {
     fail(state_path, ": invalid JSON: ", e.what());

@@ -30,6 +30,9 @@ namespace gtpo::rl {
 namespace {
 std::atomic<int> g_stop_signal{0};  // lock-free: written from a signal handler
 using Clock = std::chrono::steady_clock;
+// How long a reward process gets to fail at the start of a run (a missing script or interpreter ends in
+// milliseconds; one still running then is taken as started).
+constexpr double kRewardProbeSeconds = 0.3;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 nlohmann::json eval_json(int64_t step, const EvalResult& e) {
@@ -203,7 +206,8 @@ std::vector<RunKey> schema::train_keys() {
       field("train", "sample_every", &RunConfig::train, &TrainSection::sample_every, i64(0),
             "log sampled completions every this many steps; 0 = never"),
       field("train", "threads", &RunConfig::train, &TrainSection::threads, i64(0),
-            "CPU threads; 0 = the library default"),
+            "CPU threads; 0 = one per core, fewer when other processes keep cores busy (measured at the "
+            "start)"),
       field(
           "train", "device", &RunConfig::train, &TrainSection::device,
           config::choice<Device>({{"cpu", Device::cpu}, {"cuda", Device::cuda}}),
@@ -287,7 +291,8 @@ struct Trainer::Run {
         reference(t.c_.rl.kl_coef != 0.0
                       ? std::make_unique<model::Transformer>(t.policy_.config(), t.policy_.device())
                       : nullptr),
-        sft_optimizer(t.policy_.parameters(), sft_adam_options(t.c_), dist::optimizer_shard(t.comm_)) {
+        sft_optimizer(t.policy_.parameters(), sft_adam_options(t.c_), dist::optimizer_shard(t.comm_)),
+        rewards(t.c_.reward, t.c_.sampler) {
     progress.seed = t.c_.train.seed;
   }
 
@@ -299,6 +304,7 @@ struct Trainer::Run {
   optim::AdamW optimizer;  // the RL updates' (with several ranks, this rank's shard: dist::optimizer_step)
   std::unique_ptr<model::Transformer> reference;
   optim::AdamW sft_optimizer;  // SFT has its own; a run stopped during SFT saves and resumes its state
+  RewardRunner rewards;        // external reward processes live for the whole run
   TrainProgress progress;
   TrainSummary summary;
   JsonlLog metrics_log, eval_log, samples_log;
@@ -316,6 +322,8 @@ TrainSummary Trainer::run_unchecked(const RunSegment& segment, std::string& last
   if (!segment.resume && comm_.writer()) require_fresh_run_directory(c_.train.out_dir);
   if (comm_.writer()) io::make_directories(c_.train.out_dir, "train.out_dir");
   Run run(*this, segment, last_checkpoint);
+  // Before any work or file: a reward command that cannot run would otherwise show after all of SFT.
+  run.rewards.start_processes(kRewardProbeSeconds);
   if (segment.resume && !resume_from_latest(run)) return run.summary;
   open_logs(run);
   if (!run.progress.sft_done && !warm_start(run)) return run.summary;
@@ -328,7 +336,12 @@ TrainSummary Trainer::run_unchecked(const RunSegment& segment, std::string& last
 bool Trainer::resume_from_latest(Run& run) {
   auto latest = latest_checkpoint(run.out_dir);
   GTPO_CHECK(latest.has_value(), "--resume: ", run.out_dir,
-             " has no checkpoint (checkpoints/latest is missing)");
+             " has no checkpoint (checkpoints/latest is missing)",
+             holds_failed_start(run.out_dir)
+                 ? ": its start ended before the first checkpoint; start it again with gtpo train CONFIG "
+                   "train.out_dir=" +
+                       run.out_dir + " (its logs are replaced)"
+                 : std::string());
   TrainProgress& progress = run.progress;
   progress = read_train_progress(*latest);
   GTPO_CHECK(progress.seed == c_.train.seed, "--resume: the checkpoint was trained with train.seed ",
@@ -413,8 +426,8 @@ EvalResult Trainer::run_eval(Run& run, int64_t step, const char* label) {
   return e;
 }
 
-// The supervised warm start, then the reference copy and the accuracy RL starts from. False when a stop
-// request ended it: the SFT state is saved as it stands (resumable) and nothing more is measured.
+// The supervised warm start, then the reference copy, the accuracy RL starts from and the checkpoint RL
+// resumes from. False when a stop request ended it: the SFT state is saved as it stands (resumable).
 bool Trainer::warm_start(Run& run) {
   TrainProgress& progress = run.progress;
   if (c_.sft.steps > 0) {
@@ -448,6 +461,9 @@ bool Trainer::warm_start(Run& run) {
       run.reference->parameters().get(p.name).copy_(p.tensor.detach());
   }
   if (c_.eval.before_rl) progress.start_accuracy = run_eval(run, 0, "before RL").greedy_accuracy;
+  // The warm start is work a failure in RL step 1 (a reward program's bug, say) must not cost: RL resumes
+  // here.
+  if (c_.sft.steps > 0) run.summary.checkpoint = save_checkpoint(run, run.optimizer, "sft", 0);
   return true;
 }
 
@@ -458,7 +474,7 @@ void Trainer::rl_phase(Run& run) {
   if (c_.rl.entropy_target > 0.0 && !progress.entropy_coef) progress.entropy_coef = c_.rl.entropy_coef;
   if (c_.rl.entropy_target <= 0.0) progress.entropy_coef.reset();
   optim::LrSchedule schedule(rl_schedule(c_));
-  RewardRunner rewards(c_.reward, c_.sampler);  // external reward processes live for the whole run
+  RewardRunner& rewards = run.rewards;
   const RlStepModels models{policy_, run.reference.get(), run.optimizer, tokenizer_, source_, &rewards,
                             comm_};
   run.last_accuracy = progress.start_accuracy;

@@ -1,8 +1,9 @@
 // Every JSON text gtpo reads from outside (files, JSONL lines, command-line values, reward replies) is parsed
-// by parse_json: a text nesting arrays and objects deeper than kMaxJsonDepth is refused by a linear scan
-// before parsing, as nlohmann's parse_error (so each caller's message names its file and line as for any
-// syntax error). Parsing itself would cope, but the readers after it recurse (nlohmann's dump, the
-// tokenizer's component parsers) and would run out of stack. HF tokenizers' serde_json stops at 128.
+// by parse_json: a raw NUL byte is a syntax error at its offset, and a text nesting arrays and objects deeper
+// than kMaxJsonDepth is refused by a linear scan before parsing, as nlohmann's parse_error (so each caller's
+// message names its file and line as for any syntax error). Parsing itself would cope, but the readers after
+// it recurse (nlohmann's dump, the tokenizer's component parsers) and would run out of stack. HF tokenizers'
+// serde_json stops at 128.
 #pragma once
 #include <cstddef>
 #include <nlohmann/json.hpp>
@@ -39,8 +40,13 @@ inline std::size_t json_too_deep_at(std::string_view text) {
   return std::string_view::npos;
 }
 
+// nlohmann's lexer takes a NUL byte for the end of the input, so "{}\0garbage" would parse as "{}"; JSON
+// holds no raw NUL anywhere (inside strings it is written \u0000), so the first one is a syntax error there.
 template <class Json = nlohmann::json>
 Json parse_json(std::string_view text) {
+  if (const std::size_t at = text.find('\0'); at != std::string_view::npos)
+    throw Json::parse_error::create(101, at + 1, "a NUL byte (JSON text holds none: data after the end?)",
+                                    nullptr);
   if (const std::size_t at = json_too_deep_at(text); at != std::string_view::npos)
     throw Json::parse_error::create(
         101, at + 1,

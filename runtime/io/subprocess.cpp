@@ -64,12 +64,13 @@ Subprocess::Subprocess(const std::string& command) : command_(command) {
   posix_spawn_file_actions_adddup2(&actions, in[0], 0);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err[1], 2);
-  // The child starts with SIGPIPE at its default even though we ignore it.
+  // The child starts with SIGPIPE and SIGXFSZ at their defaults even though gtpo ignores them.
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t defaults;
   sigemptyset(&defaults);
   sigaddset(&defaults, SIGPIPE);
+  sigaddset(&defaults, SIGXFSZ);
   posix_spawnattr_setsigdefault(&attr, &defaults);
   // Its own process group: kill() ends whatever the shell started too, and a Ctrl-C meant for gtpo is
   // not delivered to the child (gtpo stops at a step boundary and then closes its input).
@@ -235,6 +236,7 @@ std::string Subprocess::exit_status(double wait_s) {
   if (pid_ <= 0) return "not started";
   if (!reaped_) {
     if (!exited_within(wait_s)) return "still running";
+    drain_stderr();  // its last words (for stderr_tail), still in the pipe
     kill();  // what it left running in its group ends with it, then it is reaped
   }
   if (WIFEXITED(status_)) return "exited with status " + std::to_string(WEXITSTATUS(status_));

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <map>
 
 #include "runtime/error.h"
@@ -9,6 +10,12 @@
 namespace gtpo::io {
 
 YAML::Node load_yaml(const std::string& text, const std::string& where) {
+  // yaml-cpp reads a NUL byte as an escape and names the byte after it: a text file holds none.
+  if (const std::size_t at = text.find('\0'); at != std::string::npos) {
+    const std::size_t line_start = text.rfind('\n', at) == std::string::npos ? 0 : text.rfind('\n', at) + 1;
+    fail(where, ":", std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n') + 1, ":",
+         at - line_start + 1, ": a NUL byte (byte ", at, "): a YAML file is text (data after its end?)");
+  }
   try {
     return YAML::Load(text);
   } catch (const YAML::Exception& e) {

@@ -146,3 +146,57 @@ TEST_CASE("input limits: a train.out_dir that cannot be a directory is a clear e
   }
   fs::remove_all(dir);
 }
+
+// nlohmann's parser takes a NUL byte for the end of its input and yaml-cpp reads one as an escape: JSON or
+// YAML followed by NUL and garbage is an error naming the file and the byte, in every JSON gtpo reads. And
+// a checkpoint's config.json is held to the 256 MiB limit of configs (a sparse 300 MiB file: no disk used).
+TEST_CASE(
+    "input limits: JSON followed by a NUL byte and garbage, and a 300 MiB config.json, are clear errors",
+    "[apps][input-limits]") {
+  const std::string dir = gtpo::testing::fresh_temp_dir("input_nul");
+  const std::string garbage = std::string("\0garbage", 8);
+  fs::create_directories(dir + "/tok");
+  gtpo::io::write_file_atomic(dir + "/tok/tokenizer.json",
+                              gtpo::io::read_file(kFixtures + "/tokenizers/gpt2/tokenizer.json") + garbage);
+  gtpo::io::write_file_atomic(dir + "/rows.jsonl",
+                              "{\"prompt\": \"1+1\", \"answer\": \"2\"}" + garbage + "\n");
+  gtpo::io::write_file_atomic(dir + "/run.json", "{\"train\": {\"steps\": 1}}" + garbage);
+  gtpo::io::write_file_atomic(dir + "/reward.py",
+                              "import json, sys\nfor line in sys.stdin:\n"
+                              "    print(json.dumps({'id': json.loads(line)['id'], 'reward': 0}) + '\\0x', "
+                              "flush=True)\n");
+  gtpo::io::write_file_atomic(dir + "/reward.yaml",
+                              kModel +
+                                  "sampler: {max_new_tokens: 4, group_size: 2}\ntrain: {steps: 1, "
+                                  "prompts_per_step: 1}\neval: {every: 0}\nreward:\n  functions:\n"
+                                  "    - {name: r, weight: 1, command: \"python3 " +
+                                  dir + "/reward.py\"}\n");
+  fs::copy(kFixtures + "/hf_models/gpt2", dir + "/ckpt", fs::copy_options::recursive);
+  fs::remove(dir + "/ckpt/config.yaml");
+  fs::copy(kFixtures + "/hf_models/gpt2", dir + "/big", fs::copy_options::recursive);
+  fs::remove(dir + "/big/config.yaml");
+  gtpo::io::write_file_atomic(dir + "/ckpt/config.json",
+                              gtpo::io::read_file(dir + "/ckpt/config.json") + garbage);
+  fs::resize_file(dir + "/big/config.json", std::uintmax_t{300} << 20);  // JSON, then zero bytes
+  struct Case {
+    std::string args, named, what;
+  };
+  const Case cases[] = {
+      {"tokenize --tokenizer " + dir + "/tok --text hi", "tok/tokenizer.json", "NUL byte"},
+      {"tokenize --tokenizer " + kFixtures + "/tokenizers/gpt2 --in " + dir + "/rows.jsonl --out " + dir +
+           "/o.jsonl",
+       "rows.jsonl:1", "NUL byte"},
+      {"train " + dir + "/run.json train.out_dir=" + dir + "/run1", "run.json:1:24", "NUL byte"},
+      {"train " + dir + "/reward.yaml train.out_dir=" + dir + "/run2", "reply 1 of 2", "NUL byte"},
+      {"sample --checkpoint " + dir + "/ckpt --prompt-tokens 1,2", "config.json", "NUL byte"},
+      {"sample --checkpoint " + dir + "/big --prompt-tokens 1,2", "config.json",
+       "300 MiB, over the limit of 256 MiB"},
+  };
+  for (const Case& c : cases) {
+    const auto r = run_gtpo_shell(c.args);
+    INFO("gtpo " << c.args << "\n" << r.output.substr(0, 3000));
+    CHECK(r.code == 1);
+    CHECK_THAT(r.output, Contains(c.named) && Contains(c.what));
+  }
+  fs::remove_all(dir);
+}

@@ -39,10 +39,12 @@ const std::string kConfig = testing::tiny_run_yaml(
      {"log.samples", "8"}});
 
 // A short real run in a fresh directory; returns its run directory.
-std::string train_run(const std::string& name) {
+std::string train_run(const std::string& name, const std::vector<std::string>& settings = {}) {
   const std::string dir = testing::fresh_temp_dir(name);
   io::write_file_atomic(dir + "/run.yaml", kConfig);
-  REQUIRE(call_command({"train", dir + "/run.yaml", "train.out_dir=" + dir + "/run"}, apps::run_train) == 0);
+  std::vector<std::string> args = {"train", dir + "/run.yaml", "train.out_dir=" + dir + "/run"};
+  args.insert(args.end(), settings.begin(), settings.end());
+  REQUIRE(call_command(args, apps::run_train) == 0);
   return dir + "/run";
 }
 
@@ -174,7 +176,11 @@ TEST_CASE("report: a short training run's report runs without script errors in h
   if (chromium.empty())
     FAIL("headless Chromium is needed to test the report page and was not found on PATH (or in $GTPO_CHROMIUM): "
          "scripts/setup.sh installs it (Debian package chromium)");
-  const std::string run = train_run("report_browser");
+  // With a reward program that reports components: the response cards show them.
+  const std::string run =
+      train_run("report_browser", {"reward.functions[0].name=gsm8k",
+                                   "reward.functions[0].command=python3 " + std::string(GTPO_SOURCE_DIR) +
+                                       "/examples/rewards/gsm8k_reward.py"});
   // The trainer refreshed the report itself; gtpo report rewrites it from the same files.
   REQUIRE(fs::exists(run + "/report.html"));
   const std::string html = run + "/report.html";
@@ -200,6 +206,8 @@ TEST_CASE("report: a short training run's report runs without script errors in h
   const std::size_t eval_chart = dom.find("data-chart=\"eval\"");  // its curves were drawn
   CHECK(dom.find("<path d=\"M", eval_chart) < dom.find("data-chart=", eval_chart + 1));
   CHECK_THAT(dom, Contains("id=\"token-group\""));
+  CHECK_THAT(dom, Contains("class=\"note reward\">reward "));
+  CHECK_THAT(dom, Contains("reward 0 = gsm8k 0 (format 0, match 0)"));
   std::size_t tokens = 0;
   for (std::size_t at = 0; (at = dom.find("class=\"tok", at)) != std::string::npos; ++at) ++tokens;
   CHECK(tokens >= 8);

@@ -320,13 +320,14 @@ TEST_CASE("run dir: a second process on a run directory is refused, and a killed
 TEST_CASE(
     "run dir: a log that cannot be written stops the run with the file, the reason and a loadable checkpoint",
     "[apps][run-dir]") {
-  // A full disk, as a file-size limit (sh's ulimit -f counts 512-byte blocks; SIGXFSZ ignored): writes past
-  // 500 KiB fail with EFBIG, as they fail with ENOSPC on a full disk. samples.jsonl, logging every token of
+  // A full disk, as a file-size limit (sh's ulimit -f counts 512-byte blocks; gtpo ignores SIGXFSZ, which
+  // would otherwise kill it without a word, exit 153): writes past 500 KiB fail with EFBIG, as they fail with
+  // ENOSPC on a full disk. samples.jsonl, logging every token of
   // 16 responses a step, gets there first, while each checkpoint file stays under the limit.
   const std::string dir = setup("log_write_error");
   const std::string run = dir + "/run";
   const auto r =
-      testing::run_shell("trap '' XFSZ; ulimit -f 1000; OMP_WAIT_POLICY=passive exec timeout 300 " +
+      testing::run_shell("ulimit -f 1000; OMP_WAIT_POLICY=passive exec timeout 300 " +
                          testing::gtpo_binary() + " train " + dir + "/run.yaml train.out_dir=" + run +
                          " sft.steps=0 train.steps=1000 sampler.group_size=4 train.prompts_per_step=4 "
                          "train.sample_every=1 log.samples=16");

@@ -314,8 +314,9 @@ TEST_CASE(
   const testing::ShellResult large = train("large", "b", "model.hidden_size=1024");
   INFO(large.output);
   CHECK(large.code == 0);
-  CHECK_THAT(large.output, Catch::Contains("warning: optim.lr is 0.001, its default for tiny models, while "
-                                           "train.init_from starts from a trained model of 2"));
+  CHECK_THAT(large.output,
+             Catch::Contains("warning: optim.lr is 0.001, its default for tiny models trained "
+                             "from scratch, while train.init_from starts from a trained model of 2"));
   CHECK_THAT(large.output, !Catch::Contains("model: section is ignored"));
   const testing::ShellResult set = train("large", "c", "model.hidden_size=1024 optim.lr=1e-6");
   CHECK(set.code == 0);
@@ -332,7 +333,13 @@ TEST_CASE("train: a step whose groups were all dropped still logs what the model
                         "rl.dynamic_sampling=true", "rl.max_resample_rounds=1", "log.samples=6",
                         "eval.every=0", "eval.before_rl=false", "train.out_dir=" + dir + "/run"},
                        apps::run_train) == 0);
-  for (const nlohmann::json& m : jsonl(dir + "/run/metrics.jsonl")) REQUIRE(m["groups_kept"] == 0);
+  for (const nlohmann::json& m : jsonl(dir + "/run/metrics.jsonl")) {
+    REQUIRE(m["groups_kept"] == 0);
+    for (const char* unmeasured :
+         {"entropy_mean", "response_length_mean", "ratio_mean", "policy_entropy", "loss"})
+      CHECK(m[unmeasured].is_null());  // nothing kept, nothing updated: not a real-looking 0
+    CHECK(m["groups_sampled"].get<int64_t>() > 0);
+  }
   const std::vector<nlohmann::json> samples = jsonl(dir + "/run/samples.jsonl");
   REQUIRE(samples.size() == 12);  // log.samples of each of the 2 steps
   for (const nlohmann::json& s : samples) {

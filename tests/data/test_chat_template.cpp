@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "data/chat/chat_template.h"
+#include "data/chat/text_utils.h"
 #include "data/tokenizer/tokenizer.h"
 #include "runtime/error.h"
 
@@ -188,6 +189,55 @@ TEST_CASE("chat template limits turn hostile templates into errors", "[chat]") {
                       "{% endfor %}", "t"),
              Contains("limit"));
   CHECK_THAT(error_of("{{ 9223372036854775807 + 1 }}", "t"), Contains("overflow"));
+}
+
+// Substring search over a 1 MB message (`in`, find, count, replace, split) and `in`, ==, slices and + on
+// large lists, a million times over: each operation charges the bytes or items it touches against max_steps,
+// so the render stops within its budget (20 M steps) with an error naming the limit, instead of running for
+// hours (10^12 bytes compared) as it did when only statements and expressions counted.
+TEST_CASE("chat template limits: string and list operations count their work against max_steps", "[chat]") {
+  const ChatInput big = one_user(std::string(1 << 20, 'a'));
+  const std::string loop = "{% for i in range(1000) %}{% for j in range(1000) %}";
+  const std::string end = "{% endfor %}{% endfor %}";
+  for (const std::string op :
+       {"'b' in messages[0].content", "messages[0].content.find('b')", "messages[0].content.count('b')",
+        "messages[0].content.replace('b', 'c') | length", "messages[0].content.split('b') | length",
+        "messages[0].content[1:] | length", "messages[0].content == messages[0].content ~ ''",
+        "messages[0].content | length"}) {
+    INFO(op);
+    CHECK_THAT(error_of(loop + "{% if " + op + " %}{% endif %}" + end, "t", big),
+               Contains("t:1:") && Contains("RenderLimits::max_steps"));
+  }
+  const std::string list = "{% set l = range(100000) | list %}";
+  for (const std::string op : {"-1 in l", "l == l", "l[1:] | length", "(l + l) | length"}) {
+    INFO(op);
+    CHECK_THAT(error_of(list + loop + "{% if " + op + " %}{% endif %}" + end, "t"),
+               Contains("RenderLimits::max_steps"));
+  }
+  CHECK_THAT(error_of(loop + "{{ '' * 1000000000 }}" + end, "t"), Contains("RenderLimits::max_steps"));
+  // A search that std::string::find does in |text| x |needle| steps (5 * 10^9 here; it ran for minutes, the
+  // string budget allowing 512 of them) is linear: within the budget once, stopped by it in a loop.
+  CHECK(render_chat(
+            "{{ ('a' * 5000 ~ 'b') in messages[0].content }} {{ messages[0].content.find('a' * 1000) }}", "t",
+            big) == "False 0");
+  CHECK_THAT(
+      error_of("{% set n = 'a' * 5000 ~ 'b' %}" + loop + "{% if n in messages[0].content %}{% endif %}" + end,
+               "t", big),
+      Contains("RenderLimits::max_steps"));
+}
+
+TEST_CASE("chat templates: find_text finds what std::string::find finds", "[chat]") {
+  uint64_t state = 7;
+  const auto next = [&] { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string text, needle;
+    for (uint64_t i = next() % 14; i > 0; --i) text += static_cast<char>('a' + next() % 2);
+    for (uint64_t i = next() % 5; i > 0; --i) needle += static_cast<char>('a' + next() % 2);
+    for (std::size_t from = 0; from <= text.size() + 1; ++from) {
+      INFO(text << " / " << needle << " from " << from);
+      CHECK(find_text(text, needle, from) == text.find(needle, from));
+    }
+  }
 }
 
 TEST_CASE("chat templates: strftime_now is pinned and conversations convert with named errors", "[chat]") {

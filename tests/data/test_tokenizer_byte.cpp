@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "data/tokenizer/tokenizer.h"
+#include "data/tokenizer/utf8.h"
 #include "runtime/error.h"
 #include "test_tokenizer_util.h"
 
@@ -42,4 +43,23 @@ TEST_CASE("byte tokenizer: exact round trip of random bytes, and through a file"
   CHECK(loaded->vocab_size() == 512);
   CHECK(loaded->eos_id() == 258);
   CHECK(loaded->encode(text) == ids);
+}
+
+// The vectors are Python's bytes.decode("utf-8", "replace"): one U+FFFD per maximal invalid subpart.
+TEST_CASE("utf8_replace_invalid: invalid bytes become U+FFFD as Python's decode(errors=replace)",
+          "[tokenizer]") {
+  const std::string r = "\xEF\xBF\xBD";
+  CHECK(gtpo::data::utf8_replace_invalid(std::string("a\xFF") + "b") == "a" + r + "b");
+  CHECK(gtpo::data::utf8_replace_invalid("\xE2\x82") == r);  // a sequence cut short: one replacement
+  CHECK(gtpo::data::utf8_replace_invalid("\xE2\x82x") == r + "x");
+  CHECK(gtpo::data::utf8_replace_invalid("\xF0\x9F\x98") == r);
+  CHECK(gtpo::data::utf8_replace_invalid("\xED\xA0\x80") == r + r + r);          // a surrogate: each byte
+  CHECK(gtpo::data::utf8_replace_invalid("\xC0\xAF") == r + r);                  // overlong
+  CHECK(gtpo::data::utf8_replace_invalid("\xF4\x90\x80\x80") == r + r + r + r);  // beyond U+10FFFF
+  CHECK(gtpo::data::utf8_replace_invalid("\x80\x80") == r + r);
+  CHECK(gtpo::data::utf8_replace_invalid("ok \xE2\x82\xAC") == "ok \xE2\x82\xAC");  // valid text is unchanged
+  const auto bytes = make_byte_tokenizer(300);
+  std::vector<int32_t> all;
+  for (int b = 0; b < 256; ++b) all.push_back(b);
+  CHECK(gtpo::data::utf8_valid(gtpo::data::utf8_replace_invalid(bytes->decode(all))));
 }

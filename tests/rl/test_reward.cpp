@@ -76,6 +76,24 @@ TEST_CASE("r_i is the weighted sum of the functions' values", "[reward]") {
   CHECK_THAT(error_of([&] { combine_scores(f, {score(1.0)}, 0.5, false); }), Contains("1 scores for 3"));
 }
 
+// A weight of 1e300 made every r_i 0 or 1e300: the group's variance overflowed, every advantage was 0 and
+// grpo trained on nothing, with a warning that blamed the rewards. The weight is bounded where it is read,
+// and a sum beyond the bound (large weights times large external values) stops the run naming its terms.
+TEST_CASE("r_i and the weights are bounded by 1e12: beyond it is an error naming the weight", "[reward]") {
+  CHECK_THAT(error_of([&] {
+               parse_run_config(kModel + "reward:\n  functions:\n    - {name: correct, weight: 1}\n",
+                                "run.yaml", {{"reward.functions[0].weight", "1e300"}});
+             }),
+             Contains("reward.functions[0].weight") && Contains("1e300") && Contains("[-1e+12, 1e+12]"));
+  const std::vector<RewardFunctionConfig> f = {{"correct", 1.0, ""}, {"mine", 1e12, "x"}};
+  CHECK_THAT(error_of([&] {
+               combine_scores(f, {score(1.0, true), score(2.0)}, 0.5, false);
+             }),
+             Contains("correct 1 x 1 + mine 1e+12 x 2") && Contains("beyond +-1e+12") &&
+                 Contains("reward.functions[].weight"));
+  CHECK(combine_scores(f, {score(0.0, true), score(1.0)}, 0.5, false).total == 1e12);
+}
+
 TEST_CASE("correctness: the functions' flags when given, else r_i >= correct_threshold, never when truncated",
           "[reward]") {
   const std::vector<RewardFunctionConfig> one = {{"mine", 1.0, "x", false}};
@@ -214,7 +232,7 @@ TEST_CASE("reward section errors name the file, line and key", "[reward][config]
     return error_of([&] { parse_run_config(kModel + yaml, "run.yaml", o); });
   };
   CHECK_THAT(parse_error("reward:\n  functions:\n    - name: correct\n      weight: heavy\n"),
-             Contains("run.yaml:5: reward.functions[0].weight: expected number, got 'heavy'"));
+             Contains("run.yaml:5: reward.functions[0].weight: expected number in [-1e+12, 1e+12], got 'heavy'"));
   CHECK_THAT(parse_error("reward:\n  functions:\n    - name: correct\n      colour: red\n"),
              Contains("run.yaml:5: unknown key 'functions[0].colour' in section 'reward'"));
   CHECK_THAT(parse_error("reward:\n  functions:\n    - name: correct\n      name: format\n"),
