@@ -6,9 +6,9 @@
 // The per-response data flows once: the sampler's entropies move into the advantage math's Response, and
 // the groups are known by construction (G consecutive responses per prompt), never rebuilt from keys.
 #pragma once
-#include <optional>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "data/tokenizer/tokenizer.h"
 #include "model/transformer.h"

@@ -192,7 +192,8 @@ void note_unread_settings(const std::vector<ConfigValue>& values, bool resolved,
   const bool token_rewards = std::any_of(c.reward.functions.begin(), c.reward.functions.end(),
                                          [](const RewardFunctionConfig& f) { return f.token_rewards; });
   for (const ConfigValue& v : values)
-    if (v.section == "reward" && v.key == "token_gamma" && !token_rewards)
+    if (v.section == "reward" && v.key == "token_gamma" && !token_rewards &&
+        (!resolved || v.where == "command line"))
       c.notes.push_back(
           "reward.token_gamma (" + v.where +
           ") has no effect: no reward function gives token rewards (reward.functions[].token_rewards)");

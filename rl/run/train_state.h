@@ -23,7 +23,7 @@ struct TrainProgress {
   bool sft_done = false;
   int64_t sft_step = 0;          // SFT steps completed (a run stopped during SFT continues from here)
   double start_accuracy = -1.0;  // greedy test accuracy when RL started (for the final summary)
-  // The next RL step's entropy coefficient with rl.entropy_target (rl/math/entropy_control.h); absent without.
+  // The next RL step's entropy coefficient with rl.entropy_target (rl/math/entropy_control.h), else none.
   std::optional<double> entropy_coef;
 };
 

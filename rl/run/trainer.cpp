@@ -487,9 +487,10 @@ void Trainer::rl_phase(Run& run) {
     const int64_t step = progress.step + 1;
     const auto t_step = Clock::now();
     const RlStepResult r = rl_step_or_checkpoint(
-        [&] { return rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1), progress.entropy_coef); },
-        progress,
-        run.out_dir, [&] { return save_failed_step(run); });
+        [&] {
+          return rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1), progress.entropy_coef);
+        },
+        progress, run.out_dir, [&] { return save_failed_step(run); });
     record_step(run, r, rewards, step, t_step);
     after_step(run, step);
   }
