@@ -112,7 +112,7 @@ TEST_CASE("token credit: a dropped group gets none, a wrong length is refused, n
     CHECK(plain.responses[i].advantages == empty.responses[i].advantages);
 }
 
-TEST_CASE("token rewards: the weighted sum over the functions that give them; r_i stays the sequence sum",
+TEST_CASE("token rewards: the weighted sum over the functions that give them, and r_i stays the sequence sum",
           "[token_rewards][reward]") {
   const std::vector<RewardFunctionConfig> f = {
       {"correct", 1.0, "", false}, {"steps", 2.0, "x", true}, {"length", 0.5, "", true}};
