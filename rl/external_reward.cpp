@@ -35,9 +35,29 @@ double finite_number(const nlohmann::json& v, const std::string& field) {
   return x;
 }
 
+std::vector<double> token_rewards_of(const nlohmann::json& j, int64_t expected_id, int64_t tokens) {
+  const bool given = j.contains("token_rewards") && !j["token_rewards"].is_null();
+  if (tokens < 0) {
+    GTPO_CHECK(!given, "the reply to id ", expected_id, " has \"token_rewards\" but this function's ",
+               "reward.functions[].token_rewards is false: set it to true to use them");
+    return {};
+  }
+  GTPO_CHECK(given, "the reply to id ", expected_id, " has no \"token_rewards\" (reward.functions[].",
+             "token_rewards is true: one number per token of the request's token_ids, ", tokens, " here)");
+  const nlohmann::json& list = j["token_rewards"];
+  GTPO_CHECK(list.is_array(), "\"token_rewards\" must be a list of numbers, got ", json_type(list));
+  GTPO_CHECK(static_cast<int64_t>(list.size()) == tokens, "the reply to id ", expected_id, " gives ",
+             list.size(), " token_rewards for a completion of ", tokens, " tokens (one per token_ids entry)");
+  std::vector<double> out;
+  out.reserve(list.size());
+  for (std::size_t t = 0; t < list.size(); ++t)
+    out.push_back(finite_number(list[t], "token_rewards[" + std::to_string(t) + "]"));
+  return out;
+}
+
 }  // namespace
 
-RewardScore parse_reward_reply(const std::string& line, int64_t expected_id) {
+RewardScore parse_reward_reply(const std::string& line, int64_t expected_id, int64_t tokens) {
   nlohmann::json j;
   try {
     j = io::parse_json(line);
@@ -67,11 +87,15 @@ RewardScore parse_reward_reply(const std::string& line, int64_t expected_id) {
       s.components.emplace_back(name, finite_number(v, "components." + name));
     }
   }
+  s.token_rewards = token_rewards_of(j, expected_id, tokens);
   return s;
 }
 
-ExternalReward::ExternalReward(std::string name, std::string command, double timeout_s)
-    : name_(std::move(name)), command_(std::move(command)), timeout_s_(timeout_s) {}
+ExternalReward::ExternalReward(std::string name, std::string command, double timeout_s, bool token_rewards)
+    : name_(std::move(name)),
+      command_(std::move(command)),
+      timeout_s_(timeout_s),
+      token_rewards_(token_rewards) {}
 
 ExternalReward::~ExternalReward() = default;
 
@@ -131,7 +155,10 @@ std::vector<RewardScore> ExternalReward::score(const std::vector<nlohmann::json>
   std::vector<RewardScore> scores;
   for (std::size_t i = 0; i < ex.lines.size(); ++i) {
     try {
-      scores.push_back(parse_reward_reply(ex.lines[i], first_id + static_cast<int64_t>(i)));
+      const int64_t tokens =
+          token_rewards_ ? static_cast<int64_t>(sent[i].value("token_ids", nlohmann::json::array()).size())
+                         : -1;
+      scores.push_back(parse_reward_reply(ex.lines[i], first_id + static_cast<int64_t>(i), tokens));
     } catch (const Error& e) {
       fail_with("reply " + std::to_string(i + 1) + " of " + std::to_string(n) + ": " + e.what(), &sent[i],
                 ex.lines[i]);

@@ -29,14 +29,17 @@ class RewardError : public Error {
 };
 
 // Parses one reply line: {"id": the request's id, "reward": number, "correct": bool (optional),
-// "components": {name: number} (optional)}. Throws gtpo::Error with the reason (not JSON, not an object, an
-// id other than EXPECTED_ID, missing reward, NaN/Inf or beyond kMaxRewardMagnitude, ...).
-RewardScore parse_reward_reply(const std::string& line, int64_t expected_id);
+// "components": {name: number} (optional), "token_rewards": [number, ...]}. Throws gtpo::Error with the
+// reason (not JSON, not an object, an id other than EXPECTED_ID, missing reward, NaN/Inf or beyond
+// kMaxRewardMagnitude, ...). TOKENS >= 0: the function gives token rewards and the reply must hold exactly
+// TOKENS finite ones; TOKENS < 0: it does not, and a reply with token_rewards is refused (the setting says).
+RewardScore parse_reward_reply(const std::string& line, int64_t expected_id, int64_t tokens = -1);
 
 class ExternalReward {
  public:
   // Starts nothing yet: the process starts with the first batch.
-  ExternalReward(std::string name, std::string command, double timeout_s);
+  // TOKEN_REWARDS: its replies carry token_rewards (reward.functions[].token_rewards).
+  ExternalReward(std::string name, std::string command, double timeout_s, bool token_rewards = false);
   ~ExternalReward();
   ExternalReward(const ExternalReward&) = delete;
   ExternalReward& operator=(const ExternalReward&) = delete;
@@ -44,7 +47,8 @@ class ExternalReward {
   // Starts the process now (if not yet) and throws RewardError as score() would when it ends within
   // PROBE_S seconds: a missing script or a mistyped interpreter shows before any training work.
   void start(double probe_s);
-  // One score per request, in order. Throws RewardError (see above).
+  // One score per request, in order. Throws RewardError (see above). With token rewards each request's
+  // "token_ids" says how many its reply must give.
   std::vector<RewardScore> score(const std::vector<nlohmann::json>& requests);
   const std::string& name() const { return name_; }
 
@@ -53,6 +57,7 @@ class ExternalReward {
 
   std::string name_, command_;
   double timeout_s_;
+  bool token_rewards_;
   int64_t next_id_ = 1;  // each request's "id", unique over the run, echoed by its reply
   std::unique_ptr<io::Subprocess> process_;
 };

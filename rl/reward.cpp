@@ -24,6 +24,9 @@ std::vector<RunKey> schema::reward_keys() {
       field("reward", "timeout_s", &RunConfig::reward, &RewardSection::timeout_s,
             config::number(0, inf, true),
             "longest wait in seconds for one reply line of an external reward; past it the run stops"),
+      field("reward", "token_gamma", &RunConfig::reward, &RewardSection::token_gamma, config::number(0, 1),
+            "discount of the token rewards' return-to-go added to each token's advantage (1 = plain sum of "
+            "the rewards from the token on; 0 = each token's own reward); no effect without token rewards"),
       item_field(
           "reward", "functions", "name", &RunConfig::reward, &RewardSection::functions,
           &RewardFunctionConfig::name, config::text(),
@@ -35,10 +38,15 @@ std::vector<RunKey> schema::reward_keys() {
                  &RewardFunctionConfig::command, config::text(),
                  "shell command of an external reward (JSON lines on stdin/stdout, docs/rewards.md); "
                  "empty = a built-in"),
+      item_field("reward", "functions", "token_rewards", &RunConfig::reward, &RewardSection::functions,
+                 &RewardFunctionConfig::token_rewards, config::boolean(),
+                 "it gives one reward per completion token (an external reply's token_rewards; the length "
+                 "built-in); they enter every token's advantage (docs/algorithms.md)"),
   };
-  k[2].default_doc = "required";
-  k[3].default_doc = "1";
-  k[4].default_doc = "\"\"";
+  k[3].default_doc = "required";
+  k[4].default_doc = "1";
+  k[5].default_doc = "\"\"";
+  k[6].default_doc = "false";
   return k;
 }
 
@@ -53,7 +61,7 @@ bool is_builtin_reward(const std::string& name) {
 }
 
 std::vector<RewardFunctionConfig> reward_functions(const RewardSection& section) {
-  if (section.functions.empty()) return {{"correct", 1.0, ""}};
+  if (section.functions.empty()) return {{"correct", 1.0, "", false}};
   return section.functions;
 }
 
@@ -73,11 +81,14 @@ void validate_reward_section(const RewardSection& section, const std::string& wh
     else
       GTPO_CHECK(!is_builtin_reward(f.name), at, ": '", f.name,
                  "' is a built-in reward's name; give the external reward another name");
+    GTPO_CHECK(!f.token_rewards || !f.command.empty() || f.name == "length", at,
+               ".token_rewards: the built-in '", f.name,
+               "' has no token rewards (of the built-ins only length gives them)");
   }
 }
 
 RewardScore builtin_reward(const std::string& name, const data::Verdict& verdict, int64_t length,
-                           int64_t max_new_tokens) {
+                           int64_t max_new_tokens, bool token_rewards) {
   RewardScore s;
   if (name == "correct") {
     s.value = verdict.correct ? 1.0 : 0.0;
@@ -85,7 +96,9 @@ RewardScore builtin_reward(const std::string& name, const data::Verdict& verdict
   } else if (name == "format") {
     s.value = verdict.well_formed ? 1.0 : 0.0;
   } else if (name == "length") {
-    s.value = -static_cast<double>(length) / static_cast<double>(std::max<int64_t>(1, max_new_tokens));
+    const double scale = static_cast<double>(std::max<int64_t>(1, max_new_tokens));
+    s.value = -static_cast<double>(length) / scale;
+    if (token_rewards) s.token_rewards.assign(static_cast<std::size_t>(length), -1.0 / scale);
   } else {
     fail("unknown built-in reward '", name, "' (", config::join(builtin_reward_names()), ")");
   }
@@ -115,6 +128,15 @@ RewardOutcome combine_scores(const std::vector<RewardFunctionConfig>& functions,
          ", where a group's mean and standard deviation overflow: lower reward.functions[].weight");
   }
   out.correct = !truncated && (any_flag ? all_flags : out.total >= correct_threshold);
+  for (std::size_t f = 0; f < functions.size(); ++f) {
+    const std::vector<double>& tokens = scores[f].token_rewards;
+    if (tokens.empty()) continue;
+    if (out.token_rewards.empty()) out.token_rewards.assign(tokens.size(), 0.0);
+    GTPO_CHECK(tokens.size() == out.token_rewards.size(), "combine_scores: reward '", functions[f].name,
+               "' gave ", tokens.size(), " token rewards where another function gave ",
+               out.token_rewards.size());
+    for (std::size_t t = 0; t < tokens.size(); ++t) out.token_rewards[t] += functions[f].weight * tokens[t];
+  }
   out.scores = std::move(scores);
   return out;
 }

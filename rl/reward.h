@@ -30,6 +30,7 @@ struct RewardScore {
   double value = 0.0;
   std::optional<bool> correct;
   std::vector<std::pair<std::string, double>> components;  // in the order the function gave them
+  std::vector<double> token_rewards;  // one per completion token when the function gives them, else empty
 };
 
 // The reward of one completion.
@@ -37,6 +38,9 @@ struct RewardOutcome {
   double total = 0.0;               // r_i = Σ_f weight_f · value_f
   bool correct = false;             // c_i
   std::vector<RewardScore> scores;  // one per function, in the order of reward_functions()
+  // Σ_f weight_f · token_rewards_f, one per completion token; empty when no function gives token rewards.
+  // Not part of total: it enters the per-token advantage (rl/math/token_credit.h).
+  std::vector<double> token_rewards;
 };
 
 // Names of the built-in rewards: correct, format, length.
@@ -54,12 +58,14 @@ inline bool has_reward_functions(const RewardSection& section) { return !section
 void validate_reward_section(const RewardSection& section, const std::string& where);
 
 // A built-in reward of one completion: correct = [verdict correct] (and gives the correct flag), format =
-// [well formed], length = −LENGTH / MAX_NEW_TOKENS.
+// [well formed], length = −LENGTH / MAX_NEW_TOKENS. With TOKEN_REWARDS (only length has them), length also
+// gives −1 / MAX_NEW_TOKENS per token: they sum to its value.
 RewardScore builtin_reward(const std::string& name, const data::Verdict& verdict, int64_t length,
-                           int64_t max_new_tokens);
+                           int64_t max_new_tokens, bool token_rewards = false);
 
 // r_i and c_i of one completion from its functions' SCORES (same order as FUNCTIONS); |r_i| beyond
-// kMaxRewardMagnitude is an error naming each function's weight and value.
+// kMaxRewardMagnitude is an error naming each function's weight and value. Also the weighted sum of their
+// token rewards (every function that gives them gives one per token, checked where they are read).
 RewardOutcome combine_scores(const std::vector<RewardFunctionConfig>& functions, std::vector<RewardScore> scores,
                              double correct_threshold, bool truncated);
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/tokenizer/tokenizer.h"
 #include "rl/external_reward.h"
 #include "rl/reward.h"
 #include "rl/run_config.h"
@@ -26,8 +27,9 @@ class RewardRunner {
   RewardRunner& operator=(const RewardRunner&) = delete;
 
   // Fills every item's reward (RolloutItem::reward) from its verdict, tokens and the external functions'
-  // replies. Throws RewardError when an external function fails; then no item of the round has a reward.
-  void score(std::vector<RolloutItem*>& items, int64_t step);
+  // replies (TOKENIZER renders the requests' token_texts). Throws RewardError when an external function
+  // fails; then no item of the round has a reward.
+  void score(std::vector<RolloutItem*>& items, int64_t step, const data::Tokenizer& tokenizer);
   // Starts every external function's process, each given PROBE_S seconds to fail (ExternalReward::start).
   void start_processes(double probe_s);
 
@@ -45,8 +47,12 @@ class RewardRunner {
 
 // The request an external function gets for ITEM, number INDEX of a batch of BATCH_SIZE (docs/rewards.md):
 // function, step, group, index, batch_size, prompt, completion (invalid UTF-8 replaced by U+FFFD),
-// completion_tokens and token_ids (the same exact ids), truncated, and the dataset row's columns under "row".
-nlohmann::json reward_request(const std::string& function, const RolloutItem& item, int64_t step, std::size_t index,
-                              std::size_t batch_size);
+// completion_tokens and token_ids (the same exact ids), TOKEN_TEXTS (each id decoded alone, as token_texts()),
+// truncated, and the dataset row's columns under "row".
+nlohmann::json reward_request(const std::string& function, const RolloutItem& item, int64_t step,
+                              std::size_t index, std::size_t batch_size, const nlohmann::json& token_texts);
+// Every completion token decoded on its own, printable (Tokenizer::token_text: a byte that is not a whole
+// UTF-8 character alone, a piece of a multi-byte one, shows as \xNN; control characters as \n, \t, ...).
+nlohmann::json token_texts(const data::Tokenizer& tokenizer, const std::vector<int32_t>& ids);
 
 }  // namespace gtpo::rl

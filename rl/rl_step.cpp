@@ -100,8 +100,15 @@ UpdateOptions update_options(const RunConfig& config, const model::SamplingOptio
   return uo;
 }
 
-RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& cursor, int64_t step, float lr) {
+RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& cursor, int64_t step, float lr,
+                     std::optional<double> entropy_coef) {
   RlStepResult r;
+  RlConfig adapted;  // a copy only with an adaptive entropy coefficient
+  if (entropy_coef) {
+    adapted = config.rl;
+    adapted.entropy_coef = *entropy_coef;
+  }
+  const RlConfig& update_rl = entropy_coef ? adapted : config.rl;
   const model::SamplingOptions sampling = sampling_options(config.sampler, m.tokenizer, config.train.seed);
 
   std::unique_ptr<RewardRunner> own_rewards;
@@ -126,13 +133,17 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
   context.max_new_tokens = static_cast<int>(config.sampler.max_new_tokens);
   context.groups = &groups;
   context.groups_filtered = true;  // the rollout phase kept only informative groups (or every group)
+  context.token_gamma = config.reward.token_gamma;
+  const auto dense = [](const RolloutItem& it) { return !it.reward.token_rewards.empty(); };
+  if (std::any_of(r.batch.items.begin(), r.batch.items.end(), dense))  // a function gives token rewards
+    for (const RolloutItem& it : r.batch.items) context.token_rewards.push_back(&it.reward.token_rewards);
   // Every rank holds the whole batch (gathered by the rollout phase), so group and batch scopes (rl.*,
   // gtpo.scope) are computed on it unchanged, identically on every rank.
   r.advantages = compute_advantages(r.batch.responses, config.rl, context);
   r.seconds_advantages = seconds_since(t);
 
   t = Clock::now();
-  r.update = run_policy_update(m.policy, m.optimizer, r.batch, r.advantages, config.rl,
+  r.update = run_policy_update(m.policy, m.optimizer, r.batch, r.advantages, update_rl,
                                update_options(config, sampling, lr, step), m.reference, m.comm);
   backend_for(m.policy.device()).synchronize();  // the optimiser's kernels may still be queued on a GPU
   r.seconds_update = seconds_since(t);
@@ -144,6 +155,7 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
   r.metrics["logprob_adv_cov"] = std::isnan(cov) ? nlohmann::json() : nlohmann::json(cov);
   if (config.rl.policy_loss == PolicyLossKind::ClipCov || config.rl.policy_loss == PolicyLossKind::KlCov)
     r.metrics["cov_frac"] = r.update.loss.cov_frac;
+  if (entropy_coef) r.metrics["entropy_coef"] = *entropy_coef;  // the coefficient this step's update used
   r.metrics["sampler_gap_max"] = r.update.sampler_gap_max;
   r.metrics["sampler_gap_mean"] = r.update.sampler_gap_mean;
   if (config.rl.rollout_correction != RolloutCorrection::None)

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "data/tokenizer/tokenizer.h"
 #include "model/transformer.h"
@@ -49,8 +50,9 @@ struct RlStepResult {
 UpdateOptions update_options(const RunConfig& config, const model::SamplingOptions& sampling, float lr,
                              int64_t step);
 
-// Step number STEP (1-based) at learning rate LR; advances CURSOR past every prompt it samples.
+// Step number STEP (1-based) at learning rate LR; advances CURSOR past every prompt it samples. ENTROPY_COEF,
+// when given, replaces rl.entropy_coef for this step (rl.entropy_target's adaptive coefficient).
 RlStepResult rl_step(const RlStepModels& models, const RunConfig& config, uint64_t& cursor, int64_t step,
-                     float lr);
+                     float lr, std::optional<double> entropy_coef = std::nullopt);
 
 }  // namespace gtpo::rl

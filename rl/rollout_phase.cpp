@@ -68,7 +68,9 @@ void put_items(dist::ByteWriter& w, const std::vector<RolloutItem>& items) {
         w.put_string(name);
         w.put(value);
       }
+      w.put_vector(score.token_rewards);
     }
+    w.put_vector(it.reward.token_rewards);
   }
 }
 
@@ -103,7 +105,9 @@ void get_items(dist::ByteReader& r, const ProblemSource& source, std::vector<Rol
         name = r.get_string();
         value = r.get<double>();
       }
+      score.token_rewards = r.get_vector<double>();
     }
+    it.reward.token_rewards = r.get_vector<double>();
   }
 }
 
@@ -162,12 +166,13 @@ std::vector<RolloutItem> sample_share(const model::Transformer& policy, const da
 
 // Every completion of the round is scored before any group is judged or kept: by the run's reward
 // functions, or by the verifier alone.
-void score_round(std::vector<RolloutItem>& round, RewardRunner* rewards, int64_t step, RolloutBatch& batch) {
+void score_round(std::vector<RolloutItem>& round, RewardRunner* rewards, int64_t step, RolloutBatch& batch,
+                 const data::Tokenizer& tokenizer) {
   if (rewards != nullptr) {
     const auto t = std::chrono::steady_clock::now();
     std::vector<RolloutItem*> pointers;
     for (RolloutItem& it : round) pointers.push_back(&it);
-    if (!pointers.empty()) rewards->score(pointers, step);  // a rank may have no prompt this round
+    if (!pointers.empty()) rewards->score(pointers, step, tokenizer);  // a rank may have no prompt this round
     batch.seconds_rewards += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
     return;
   }
@@ -234,7 +239,7 @@ RolloutBatch collect_rollouts(const model::Transformer& policy, const data::Toke
     std::vector<RolloutItem> round =
         sample_share(policy, tokenizer, source, round_start, share, sampling, round_stats);
     batch.rounds++;
-    score_round(round, rewards, step, batch);
+    score_round(round, rewards, step, batch, tokenizer);
     round = gather_round(comm, source, std::move(round), round_stats);
     batch.sampler.prefill_tokens += round_stats.prefill_tokens;
     batch.sampler.generated_tokens += round_stats.generated_tokens;

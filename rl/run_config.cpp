@@ -166,6 +166,7 @@ std::optional<model::ModelConfig> build_model(const std::vector<ConfigValue>& va
 bool setting_is_read(const ConfigValue& v, const RlConfig& rl) {
   if (v.section == "rl") {
     if (v.key == "rollout_correction_cap") return rl.rollout_correction != RolloutCorrection::None;
+    if (v.key == "entropy_target_step") return rl.entropy_target > 0.0;
     if (v.key == "clip_low" || v.key == "clip_high") return rl.policy_loss != PolicyLossKind::KlCov;
     if (v.key == "dual_clip")
       return rl.policy_loss == PolicyLossKind::Clip || rl.policy_loss == PolicyLossKind::ClipCov;
@@ -188,6 +189,14 @@ void note_unread_settings(const std::vector<ConfigValue>& values, bool resolved,
   if (!unread.empty())
     c.notes.push_back("these settings have no effect with rl.algo " + c.rl.algo + " and rl.policy_loss " +
                       to_string(c.rl.policy_loss) + ": " + config::join(unread));
+  const bool token_rewards = std::any_of(c.reward.functions.begin(), c.reward.functions.end(),
+                                         [](const RewardFunctionConfig& f) { return f.token_rewards; });
+  for (const ConfigValue& v : values)
+    if (v.section == "reward" && v.key == "token_gamma" && !token_rewards &&
+        (!resolved || v.where == "command line"))
+      c.notes.push_back(
+          "reward.token_gamma (" + v.where +
+          ") has no effect: no reward function gives token rewards (reward.functions[].token_rewards)");
 }
 
 // Rules that span keys; each message names the keys involved.

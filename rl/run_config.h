@@ -63,6 +63,7 @@ struct RewardFunctionConfig {
   std::string name;
   double weight = 1.0;
   std::string command;
+  bool token_rewards = false;  // it gives one reward per completion token (docs/rewards.md)
 };
 
 struct RewardSection {
@@ -71,6 +72,7 @@ struct RewardSection {
   std::vector<RewardFunctionConfig> functions;
   double correct_threshold = 0.5;  // c_i = r_i >= this when no function gives a correct flag
   double timeout_s = 60.0;         // longest wait for one reply line of an external reward
+  double token_gamma = 1.0;        // discount of the token rewards' return-to-go (docs/algorithms.md)
 };
 
 struct OptimSection {

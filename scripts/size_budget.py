@@ -19,9 +19,9 @@ FOLDER_CAPS = {
     "apps": 3400,
     "data": 9300,
     "model": 2300,
-    "rl": 8400,
+    "rl": 8650,
     "runtime": 13400,
-    "tests": 19200,
+    "tests": 19700,
     "scripts": 4250,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).

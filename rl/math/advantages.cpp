@@ -5,6 +5,7 @@
 #include "rl/math/dynamic_sampling.h"
 #include "rl/math/grouping.h"
 #include "rl/math/overlong.h"
+#include "rl/math/token_credit.h"
 
 namespace gtpo::rl {
 
@@ -40,6 +41,7 @@ AdvantageResult compute_advantages(const std::vector<Response>& batch, const RlC
     }
   }
   algo.compute(AlgorithmInput{batch, kept_groups, penalty, cfg}, result);
+  if (!context.token_rewards.empty()) add_token_credit(context.token_rewards, context.token_gamma, result);
   result.diagnostics = compute_diagnostics(batch, groups, keep, result.responses);
   return result;
 }

@@ -103,8 +103,24 @@ std::vector<RlKey> shared_keys() {
             config::choice<KlEstimator>(
                 {{"k1", KlEstimator::K1}, {"k2", KlEstimator::K2}, {"k3", KlEstimator::K3}}),
             "KL estimator (k3 = e^−x − 1 + x, x = log π_θ − log π_ref)"),
+  };
+}
+
+// The update phase's keys: the entropy bonus and its target, the passes and the batch splits.
+std::vector<RlKey> update_keys() {
+  using config::field;
+  using config::number;
+  const double inf = std::numeric_limits<double>::infinity();
+  return {
       field("rl", "entropy_coef", &RlConfig::entropy_coef, number(),
-            "entropy bonus: −entropy_coef · mean entropy is added to the loss"),
+            "entropy bonus: −entropy_coef · mean entropy is added to the loss (with rl.entropy_target: the "
+            "first step's coefficient)"),
+      field("rl", "entropy_target", &RlConfig::entropy_target, number(0, inf),
+            "mean token entropy in nats (entropy_mean) that an adaptive entropy coefficient steers to: after "
+            "each step the coefficient moves up by rl.entropy_target_step when entropy_mean was below the "
+            "target, down when above (Skywork-OR1's adaptive entropy control; it may go below 0); 0 = off"),
+      field("rl", "entropy_target_step", &RlConfig::entropy_target_step, number(0, inf, true),
+            "Δ: how much the adaptive entropy coefficient moves per step (with rl.entropy_target)"),
       field("rl", "ppo_epochs", &RlConfig::ppo_epochs, count(1),
             "passes of clipped updates over each rollout batch"),
       field("rl", "mini_batch_prompts", &RlConfig::mini_batch_prompts, count(0),
@@ -147,6 +163,7 @@ RlConfig defaults_for(const std::string& algo) {
 const std::vector<RlKey>& rl_keys() {
   static const std::vector<RlKey> all = [] {
     std::vector<RlKey> k = shared_keys();
+    for (RlKey& key : update_keys()) k.push_back(std::move(key));
     for (const Algorithm& a : all_algorithms())
       if (a.keys != nullptr)
         for (RlKey& key : a.keys()) k.push_back(std::move(key));

@@ -71,6 +71,8 @@ struct RlConfig {
   double kl_coef = 0.0;
   KlEstimator kl_estimator = KlEstimator::K3;
   double entropy_coef = 0.0;
+  double entropy_target = 0.0;         // rl.entropy_target in nats; 0 = off (entropy_coef stays fixed)
+  double entropy_target_step = 0.005;  // Δ of the adaptive coefficient (rl/math/entropy_control.h)
   int ppo_epochs = 1;
   int mini_batch_prompts = 0;      // 0 = every prompt of the step in one mini-batch
   int64_t micro_batch_tokens = 0;  // padded tokens per forward/backward; 0 = no bound

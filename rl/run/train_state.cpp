@@ -58,6 +58,7 @@ std::string save_train_checkpoint(const std::string& run_dir, const model::Trans
     nlohmann::json state = {{"step", progress.step},         {"cursor", progress.cursor},
                             {"seed", progress.seed},         {"sft_done", progress.sft_done},
                             {"sft_step", progress.sft_step}, {"start_accuracy", progress.start_accuracy}};
+    if (progress.entropy_coef) state["entropy_coef"] = *progress.entropy_coef;  // JSON keeps a double's bits
     io::write_file_atomic((tmp_dir / "state.json").string(), state.dump(2) + "\n");
     io::write_directory_digests(tmp);
   });
@@ -125,6 +126,7 @@ TrainProgress read_train_progress(const std::string& dir) {
     p.sft_done = state.at("sft_done").get<bool>();
     p.start_accuracy = state.at("start_accuracy").get<double>();
     p.sft_step = state.value("sft_step", int64_t{0});  // absent in checkpoints written before it existed
+    if (state.contains("entropy_coef")) p.entropy_coef = state.at("entropy_coef").get<double>();
   } catch (const nlohmann::json::exception& e) {
     fail(state_path, ": ", e.what());
   }

@@ -23,6 +23,8 @@ struct TrainProgress {
   bool sft_done = false;
   int64_t sft_step = 0;          // SFT steps completed (a run stopped during SFT continues from here)
   double start_accuracy = -1.0;  // greedy test accuracy when RL started (for the final summary)
+  // The next RL step's entropy coefficient with rl.entropy_target (rl/math/entropy_control.h), else none.
+  std::optional<double> entropy_coef;
 };
 
 // Writes the checkpoint and updates `latest`; returns its directory. run_config_yaml (the resolved run

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "model/checkpoint.h"
+#include "rl/math/entropy_control.h"
 #include "rl/report/run_report.h"
 #include "rl/rl_step.h"
 #include "rl/run/console.h"
@@ -99,6 +100,7 @@ nlohmann::json sample_json(int64_t step, const RolloutItem& it, const Response& 
                       {"clip", clip},
                       {"dropped", r.dropped}};
   if (!r.shaped.empty()) j["shaped"] = r.shaped;
+  if (!it.reward.token_rewards.empty()) j["token_rewards"] = it.reward.token_rewards;  // Σ_f weight_f · ρ_f,t
   if (reward_functions) {  // the run lists its own functions: each one's value, and its components
     nlohmann::json per_function = nlohmann::json::object();
     for (size_t f = 0; f < reward_functions->size() && f < it.reward.scores.size(); ++f) {
@@ -471,6 +473,8 @@ bool Trainer::warm_start(Run& run) {
 // final checkpoint and report.
 void Trainer::rl_phase(Run& run) {
   TrainProgress& progress = run.progress;
+  if (c_.rl.entropy_target > 0.0 && !progress.entropy_coef) progress.entropy_coef = c_.rl.entropy_coef;
+  if (c_.rl.entropy_target <= 0.0) progress.entropy_coef.reset();
   optim::LrSchedule schedule(rl_schedule(c_));
   RewardRunner& rewards = run.rewards;
   const RlStepModels models{policy_, run.reference.get(), run.optimizer, tokenizer_, source_, &rewards,
@@ -485,8 +489,10 @@ void Trainer::rl_phase(Run& run) {
     const int64_t step = progress.step + 1;
     const auto t_step = Clock::now();
     const RlStepResult r = rl_step_or_checkpoint(
-        [&] { return rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1)); }, progress,
-        run.out_dir, [&] { return save_failed_step(run); });
+        [&] {
+          return rl_step(models, c_, progress.cursor, step, schedule.lr_at(step - 1), progress.entropy_coef);
+        },
+        progress, run.out_dir, [&] { return save_failed_step(run); });
     record_step(run, r, rewards, step, t_step);
     after_step(run, step);
   }
@@ -519,6 +525,9 @@ void Trainer::record_step(Run& run, const RlStepResult& r, const RewardRunner& r
     log_samples(run.samples_log, step, r, c_.log.samples, tokenizer_, listed);
   }
   run.progress.step = step;
+  if (run.progress.entropy_coef)  // rl.entropy_target: the next step's coefficient, saved with the checkpoint
+    run.progress.entropy_coef = next_entropy_coef(*run.progress.entropy_coef, c_.rl.entropy_target,
+                                                  c_.rl.entropy_target_step, m["entropy_mean"].get<double>());
   m["seconds_step"] = seconds_since(t_step);
   run.metrics_log.write(m);
   if (run.writer)

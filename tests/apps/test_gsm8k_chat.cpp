@@ -156,8 +156,9 @@ TEST_CASE("configs: gsm8k-chat.yaml as shipped keeps groups from its first RL st
 
 // A byte-level BPE model samples bytes that are not UTF-8 (a random one does in most completions): the
 // shipped config with its example reward, without its warm start, trains 20 steps, and every request the reward reads is JSON
-// whose completion is the decoded ids with U+FFFD for invalid bytes, and whose token_ids are the exact ids
-// (docs/rewards.md). Run as a child: before, the JSON writer's exception ended the run with "internal error".
+// whose completion is the decoded ids with U+FFFD for invalid bytes, whose token_ids are the exact ids and
+// whose token_texts are each id decoded alone, invalid bytes as \xNN (docs/rewards.md). Run as a child:
+// before, the JSON writer's exception ended the run with "internal error".
 TEST_CASE(
     "configs: gsm8k-chat.yaml with its example reward trains 20 steps on completions that are not UTF-8",
     "[apps][configs][chat][rewards]") {
@@ -178,19 +179,35 @@ TEST_CASE(
   CHECK(read_lines(dir + "/run/metrics.jsonl").size() == 20);
   const auto tokenizer = data::load_tokenizer(kFixture);
   std::istringstream in(io::read_file(log));
-  int64_t requests = 0, not_utf8 = 0;
+  int64_t requests = 0, not_utf8 = 0, plain_joined = 0;
   for (std::string line; std::getline(in, line); ++requests) {
     const nlohmann::json j = nlohmann::json::parse(line);  // strict: valid UTF-8 throughout
     std::vector<int32_t> ids = j["token_ids"].get<std::vector<int32_t>>();
     CHECK(j["completion_tokens"] == j["token_ids"]);
+    // token_texts: one per id, each token decoded alone with invalid bytes as \xNN (never U+FFFD); joined,
+    // they are the completion wherever no token needed an escape.
+    const std::vector<std::string> texts = j["token_texts"].get<std::vector<std::string>>();
+    REQUIRE(texts.size() == ids.size());
+    for (std::size_t k = 0; k < ids.size(); ++k) CHECK(texts[k] == tokenizer->token_text(ids[k]));
     if (!j["truncated"].get<bool>()) ids.pop_back();  // the end-of-sequence id ended it
     const std::string bytes = tokenizer->decode(ids);
     not_utf8 += data::utf8_valid(bytes) ? 0 : 1;
     CHECK(j["completion"] == data::utf8_replace_invalid(bytes));
+    std::string joined;
+    bool escaped = false;
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      const int32_t one[] = {ids[k]};
+      escaped = escaped || texts[k] != tokenizer->decode(one);
+      joined += texts[k];
+    }
+    if (!escaped) CHECK(joined == j["completion"]);
+    plain_joined += escaped ? 0 : 1;
   }
+  CHECK(plain_joined > 0);
   CHECK(requests >= 20 * 4 * 4);
   CHECK(not_utf8 > 0);
   WARN("gsm8k-chat with an external reward: " << requests << " requests, " << not_utf8
-                                              << " completions not valid UTF-8");
+                                              << " completions not valid UTF-8, " << plain_joined
+                                              << " whose token_texts join to the completion");
   fs::remove_all(dir);
 }

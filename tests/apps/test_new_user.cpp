@@ -163,7 +163,7 @@ TEST_CASE("train --resume: says what the resume changes, and no note about keys 
   CHECK(same.code == 0);
   CHECK_THAT(same.output, Contains("resume: changed from the run's config.yaml: train.steps 2 -> 3\n"));
   CHECK_THAT(same.output,
-             !Contains("have no effect"));  // the run's config.yaml holds every key: gtpo's, not the user's
+             !Contains("no effect"));  // the run's config.yaml holds every key: gtpo's, not the user's
   const testing::ShellResult unread =
       run_gtpo_cli({"train", "--resume", dir + "/run", "train.steps=4", "grpo_s.beta1=0.5"});
   CHECK_THAT(unread.output,

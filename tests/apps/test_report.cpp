@@ -12,12 +12,17 @@
 
 #include "apps/commands.h"
 #include "runtime/io/atomic_file.h"
+#include "tests/support/browser.h"
 #include "tests/support/commands.h"
 #include "tests/support/run_config.h"
 
 using namespace gtpo;
 using Catch::Matchers::Contains;
 using testing::call_command;
+using testing::find_chromium;
+using testing::kChromiumFlags;
+using testing::selftest_dom;
+using testing::shell_quote;
 namespace fs = std::filesystem;
 
 namespace {
@@ -56,44 +61,7 @@ std::vector<nlohmann::json> read_lines(const std::string& path) {
   return out;
 }
 
-// The headless browser: $GTPO_CHROMIUM, else chromium on PATH. Empty when there is none.
-std::string find_chromium() {
-  if (const char* env = std::getenv("GTPO_CHROMIUM"); env && *env) return env;
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "");
-  for (std::string d; std::getline(dirs, d, ':');)
-    for (const char* name : {"chromium", "chromium-browser", "google-chrome"})
-      if (!d.empty() && fs::exists(fs::path(d) / name)) return (fs::path(d) / name).string();
-  return "";
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 }  // namespace
-
-const char* kChromiumFlags =
-    " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run --hide-scrollbars"
-    " --virtual-time-budget=10000";
-
-// The DOM of HTML#selftest after its script ran in headless Chromium; LOG gets Chromium's stderr. WORK holds
-// the browser profile.
-std::string selftest_dom(const std::string& chromium, const std::string& html, const std::string& work,
-                         std::string& log) {
-  const std::string dom_file = work + "/dom.html", log_file = work + "/chromium.log";
-  const std::string dump = "timeout 180 " + shell_quote(chromium) + kChromiumFlags +
-                           " --user-data-dir=" + shell_quote(work + "/chromium-profile") +
-                           " --enable-logging=stderr --v=0 --dump-dom " +
-                           shell_quote("file://" + fs::absolute(html).string() + "#selftest") + " > " +
-                           shell_quote(dom_file) + " 2> " + shell_quote(log_file);
-  INFO(dump);
-  REQUIRE(std::system(dump.c_str()) == 0);
-  log = io::read_file(log_file);
-  return io::read_file(dom_file);
-}
 
 TEST_CASE("report: several runs overlay with a toggle per run and one legend entry per key",
           "[report][browser]") {

@@ -1,6 +1,8 @@
 // External reward replies (rl/external_reward.cpp): every line of the input read as the reply to the request
-// of id 1, 2, ... in turn, as a batch's replies are read: a wrong or missing id, a non-finite or huge value,
-// deep nesting, any bytes give a reply or a gtpo::Error, nothing else.
+// of id 1, 2, ... in turn, as a batch's replies are read, twice: from a function without token rewards and
+// from one with them for a completion of 3 tokens: a wrong or missing id, a non-finite or huge value, a
+// token_rewards list of the wrong length or type, deep nesting, any bytes give a reply or a gtpo::Error,
+// nothing else.
 #include <string>
 
 #include "rl/external_reward.h"
@@ -14,12 +16,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     while (start <= text.size()) {
       const std::size_t end = text.find('\n', start);
       const std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-      try {
-        const gtpo::rl::RewardScore s = gtpo::rl::parse_reward_reply(line, id++);
-        (void)s.value;
-      } catch (const gtpo::Error&) {
-        // each bad line on its own; the next is still read
+      for (const int64_t tokens : {int64_t{-1}, int64_t{3}}) {
+        try {
+          const gtpo::rl::RewardScore s = gtpo::rl::parse_reward_reply(line, id, tokens);
+          (void)s.value;
+        } catch (const gtpo::Error&) {
+          // each bad line on its own; the next is still read
+        }
       }
+      ++id;
       if (end == std::string::npos) break;
       start = end + 1;
     }

@@ -67,7 +67,8 @@ TEST_CASE("built-in rewards: correct, format, length", "[reward]") {
 }
 
 TEST_CASE("r_i is the weighted sum of the functions' values", "[reward]") {
-  const std::vector<RewardFunctionConfig> f = {{"correct", 1.0, ""}, {"mine", 0.5, "x"}, {"length", 0.1, ""}};
+  const std::vector<RewardFunctionConfig> f = {
+      {"correct", 1.0, "", false}, {"mine", 0.5, "x", false}, {"length", 0.1, "", false}};
   const RewardOutcome o = combine_scores(f, {score(1.0, true), score(0.4), score(-0.25)}, 0.5, false);
   CHECK(o.total == 1.0 * 1.0 + 0.5 * 0.4 + 0.1 * -0.25);
   REQUIRE(o.scores.size() == 3);
@@ -95,7 +96,7 @@ TEST_CASE("r_i and the weights are bounded by 1e12: beyond it is an error naming
 
 TEST_CASE("correctness: the functions' flags when given, else r_i >= correct_threshold, never when truncated",
           "[reward]") {
-  const std::vector<RewardFunctionConfig> one = {{"mine", 1.0, "x"}};
+  const std::vector<RewardFunctionConfig> one = {{"mine", 1.0, "x", false}};
   // No flag: the threshold decides, inclusive.
   CHECK(combine_scores(one, {score(0.5)}, 0.5, false).correct);
   CHECK_FALSE(combine_scores(one, {score(0.49)}, 0.5, false).correct);
@@ -104,7 +105,8 @@ TEST_CASE("correctness: the functions' flags when given, else r_i >= correct_thr
   CHECK_FALSE(combine_scores(one, {score(0.9, false)}, 0.5, false).correct);
   CHECK(combine_scores(one, {score(0.1, true)}, 0.5, false).correct);
   // Several flags: all must say correct; functions without a flag do not vote.
-  const std::vector<RewardFunctionConfig> two = {{"correct", 1.0, ""}, {"mine", 1.0, "x"}, {"format", 1.0, ""}};
+  const std::vector<RewardFunctionConfig> two = {
+      {"correct", 1.0, "", false}, {"mine", 1.0, "x", false}, {"format", 1.0, "", false}};
   CHECK(combine_scores(two, {score(1, true), score(0, true), score(0)}, 10.0, false).correct);
   CHECK_FALSE(combine_scores(two, {score(1, true), score(1, false), score(1)}, 0.0, false).correct);
   // Truncated responses are incorrect whatever the functions say.
@@ -122,7 +124,7 @@ TEST_CASE("correctness: the functions' flags when given, else r_i >= correct_thr
 }
 
 TEST_CASE("reward metrics: rewards/NAME/mean and std per function and per component", "[reward]") {
-  const std::vector<RewardFunctionConfig> f = {{"correct", 1.0, ""}, {"mine", 0.5, "x"}};
+  const std::vector<RewardFunctionConfig> f = {{"correct", 1.0, "", false}, {"mine", 0.5, "x", false}};
   std::vector<RewardOutcome> outcomes;
   for (double v : {0.0, 1.0, 1.0, 0.0}) {
     RewardScore m = score(v * 0.5);
@@ -251,4 +253,60 @@ TEST_CASE("reward section errors name the file, line and key", "[reward][config]
              Contains("command line: reward.functions[1].name: item 1 of reward.functions follows only 0 item(s)"));
   CHECK_THAT(parse_error("reward: {timeout_s: 0}\n"), Contains("reward.timeout_s: expected number > 0"));
   CHECK_THAT(parse_error("", {{"reward.functions[].name", "format"}}), Contains("reward.functions[].name is a key of the items of a list"));
+}
+
+TEST_CASE("a reply's token_rewards: one finite number per token, every defect named with the id and lengths",
+          "[reward][token_rewards]") {
+  const RewardScore s = parse_reward_reply(R"({"id": 3, "reward": 1, "token_rewards": [0.5, -1, 0]})", 3, 3);
+  CHECK(s.token_rewards == std::vector<double>{0.5, -1.0, 0.0});
+  CHECK(parse_reward_reply(R"({"id": 3, "reward": 1, "token_rewards": []})", 3, 0).token_rewards.empty());
+  CHECK_THAT(error_of([] { parse_reward_reply(R"({"id": 3, "reward": 1, "token_rewards": [1, 2]})", 3, 3); }),
+             Contains("the reply to id 3 gives 2 token_rewards for a completion of 3 tokens"));
+  CHECK_THAT(error_of([] { parse_reward_reply(R"({"id": 3, "reward": 1})", 3, 3); }),
+             Contains("the reply to id 3 has no \"token_rewards\"") && Contains("3 here"));
+  CHECK_THAT(error_of([] { parse_reward_reply(R"({"id": 3, "reward": 1, "token_rewards": null})", 3, 1); }),
+             Contains("has no \"token_rewards\""));
+  CHECK_THAT(
+      error_of([] { parse_reward_reply(R"({"id": 3, "reward": 1, "token_rewards": [1, NaN]})", 3, 2); }),
+      Contains("not JSON"));
+  CHECK_THAT(
+      error_of([] { parse_reward_reply(R"({"id": 3, "reward": 1, "token_rewards": [1, null]})", 3, 2); }),
+      Contains("\"token_rewards[1]\" must be a number, got null"));
+  CHECK_THAT(error_of([] { parse_reward_reply(R"({"id": 3, "reward": 1, "token_rewards": [1e13]})", 3, 1); }),
+             Contains("\"token_rewards[0]\" is 1e+13, beyond +-1e+12"));
+  CHECK_THAT(
+      error_of([] { parse_reward_reply(R"({"id": 3, "reward": 1, "token_rewards": {"a": 1}})", 3, 1); }),
+      Contains("\"token_rewards\" must be a list of numbers, got an object"));
+  // A function that does not declare them: a reply with them is refused, not silently ignored.
+  CHECK_THAT(error_of([] { parse_reward_reply(R"({"id": 3, "reward": 1, "token_rewards": [1]})", 3); }),
+             Contains("reward.functions[].token_rewards is false: set it to true"));
+}
+
+TEST_CASE("the reward section's token rewards: the per-function switch, token_gamma, what is refused or said",
+          "[reward][config][token_rewards]") {
+  const RunConfig c = parse_run_config(kModel + R"(reward:
+  token_gamma: 0.9
+  functions:
+    - {name: steps, command: "python3 steps.py", token_rewards: true}
+    - {name: length, token_rewards: true}
+)",
+                                       "run.yaml");
+  CHECK(c.reward.token_gamma == 0.9);
+  CHECK(c.reward.functions[0].token_rewards);
+  CHECK(c.reward.functions[1].token_rewards);
+  CHECK(resolved_config_yaml(parse_run_config(resolved_config_yaml(c), "resolved.yaml", {})) ==
+        resolved_config_yaml(c));
+  CHECK(parse_run_config(kModel, "run.yaml").reward.token_gamma == 1.0);
+  CHECK_THAT(
+      error_of([] {
+        parse_run_config(kModel + "reward: {functions: [{name: correct, token_rewards: true}]}\n",
+                         "run.yaml");
+      }),
+      Contains("run.yaml: reward.functions[0].token_rewards: the built-in 'correct' has no token rewards"));
+  CHECK_THAT(error_of([] { parse_run_config(kModel + "reward: {token_gamma: 1.5}\n", "run.yaml"); }),
+             Contains("reward.token_gamma"));
+  const RunConfig unread = parse_run_config(kModel + "reward: {token_gamma: 0.5}\n", "run.yaml");
+  bool said = false;
+  for (const std::string& note : unread.notes) said = said || note.find("reward.token_gamma (run.yaml") == 0;
+  CHECK(said);
 }
