@@ -4,6 +4,7 @@
 
 #include "model/checkpoint.h"
 #include "runtime/io/atomic_file.h"
+#include "runtime/io/file_digest.h"
 #include "tests/support/commands.h"
 
 using namespace gtpo;
@@ -60,6 +61,8 @@ TEST_CASE("checkpoint: corrupt, truncated and mismatched files give clear errors
   m.init_weights(1);
   const std::string dir = testing::fresh_temp_dir("ckpt_bad");
   save_model(dir, m, nullptr);
+  // These edits test the checks beneath the digests (those a directory without checksums.xxh128 gets).
+  std::filesystem::remove(dir + "/" + io::kDigestFile);
   const std::string weights = dir + "/model.safetensors";
   const std::string good = io::read_file(weights);
 
@@ -120,6 +123,7 @@ TEST_CASE("checkpoint: corrupt, truncated and mismatched files give clear errors
     // The same matrix written out twice, as save_pretrained may do, loads.
     m.parameters().get("lm_head.weight").copy_(m.parameters().get("model.embed_tokens.weight"));
     save_model(dir, m, nullptr);
+    std::filesystem::remove(dir + "/" + io::kDigestFile);
     tie();
     LoadedModel loaded = load_model(dir);
     CHECK(loaded.model->config().tie_word_embeddings);
@@ -142,6 +146,7 @@ TEST_CASE("checkpoint: a Hugging Face directory's eos id past a smaller vocabula
   const std::string dir = testing::fresh_temp_dir("ckpt_eos_past_vocab");
   save_model(dir, m, nullptr);
   std::filesystem::remove(dir + "/config.yaml");  // read as a Hugging Face directory, through config.json
+  std::filesystem::remove(dir + "/" + io::kDigestFile);  // which has no digests
   io::write_file_atomic(dir + "/generation_config.json",
                         R"({"bos_token_id": 50256, "eos_token_id": [50256, 7]})");
   LoadedModel loaded = load_model(dir);
