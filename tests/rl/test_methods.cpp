@@ -14,21 +14,15 @@
 #include "rl/policy_loss.h"
 #include "runtime/autograd.h"
 #include "tests/support/gradcheck.h"
+#include "tests/support/spec_group.h"
 
 using namespace gtpo;
 using namespace gtpo::rl;
 
 namespace {
 
-// Batch A of the reference: group q, c = 1, 1, 0, 0, 10 tokens.
-std::vector<Response> batch_a() {
-  return {
-      {"q", true, false, -1, {2.0f, 0.5f, 1.0f}, std::nullopt},
-      {"q", true, false, -1, {0.5f, 1.5f}, std::nullopt},
-      {"q", false, false, -1, {0.2f, 1.0f, 0.4f}, std::nullopt},
-      {"q", false, false, -1, {1.0f, 0.5f}, std::nullopt},
-  };
-}
+// Batch A of the reference: the spec's group (q, c = 1, 1, 0, 0, 10 tokens).
+std::vector<Response> batch_a() { return gtpo::testing::spec_group(); }
 const std::vector<float> kOld = {-1.0f, -0.5f, -2.0f, -0.3f, -1.2f, -0.8f, -1.5f, -0.2f, -2.5f, -0.9f};
 const std::vector<float> kLogprobs = {-0.9f, -0.55f, -1.7f, -0.3f, -1.0f, -0.85f, -1.6f, -0.1f, -2.0f, -1.1f};
 const std::vector<float> kSampler = {-1.0f, -0.5f, -2.9f, -0.3f, -1.2f, -0.8f, -1.5f, -0.2f, -3.2f, -0.2f};

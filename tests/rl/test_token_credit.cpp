@@ -8,19 +8,13 @@
 #include "rl/math/token_credit.h"
 #include "rl/reward.h"
 #include "runtime/error.h"
+#include "tests/support/spec_group.h"
 
 using namespace gtpo::rl;
 
 namespace {
 
-std::vector<Response> spec_group() {
-  return {
-      {"q", true, false, -1, {2.0f, 0.5f, 1.0f}, std::nullopt},
-      {"q", true, false, -1, {0.5f, 1.5f}, std::nullopt},
-      {"q", false, false, -1, {0.2f, 1.0f, 0.4f}, std::nullopt},
-      {"q", false, false, -1, {1.0f, 0.5f}, std::nullopt},
-  };
-}
+using gtpo::testing::spec_group;
 
 // o1 and o3 carry token rewards (already weighted); o2 and o4 none.
 const std::vector<double> kO1 = {0.5, 0.0, -1.0}, kO3 = {0.0, 0.2, 0.2}, kNone;

@@ -3,19 +3,13 @@
 #include <optional>
 
 #include "rl/math/advantages.h"
+#include "tests/support/spec_group.h"
 
 using namespace gtpo::rl;
 
 namespace {
 
-std::vector<Response> spec_group() {
-  return {
-      {"q", true, false, -1, {2.0f, 0.5f, 1.0f}, std::nullopt},
-      {"q", true, false, -1, {0.5f, 1.5f}, std::nullopt},
-      {"q", false, false, -1, {0.2f, 1.0f, 0.4f}, std::nullopt},
-      {"q", false, false, -1, {1.0f, 0.5f}, std::nullopt},
-  };
-}
+using gtpo::testing::spec_group;
 
 RlConfig spec_config(const std::string& algo) {
   RlConfig cfg = defaults_for(algo);
