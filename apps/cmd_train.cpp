@@ -151,6 +151,29 @@ const std::vector<FlagSpec> kFlags = {
     {"--overwrite", false,
      "start over in a train.out_dir that holds an earlier run: removes that run's files first"},
     device_flag("train.device, cpu; same as train.device=VALUE")};
+
+// One process's part of a run: its notes, the run directory's checks and lock (rank 0), the model, task and
+// rewards, then the trainer. RUN_LOCK receives the lock so that it outlasts this call.
+rl::TrainSummary set_up_and_train(const Args& args, rl::RunConfig& config, const std::string& config_path,
+                                  const std::optional<rl::RunConfig>& before_resume, dist::Communicator& comm,
+                                  std::optional<io::FileLock>& run_lock) {
+  const bool resume = args.has("--resume"), writer = comm.writer();
+  if (writer && before_resume) print_resume_changes(*before_resume, config);
+  if (writer) print_config_notes(config);
+  if (const std::string note = rl::reward_value_note(config); writer && !note.empty())
+    std::fprintf(stderr, "note: %s\n", note.c_str());
+  // A run directory belongs to one run: checked before anything else; with --overwrite the old run is removed
+  // only once this run's setup has passed its checks (a bad config must not cost the old run).
+  const bool overwrite = !resume && args.has("--overwrite");
+  if (writer && !resume && !overwrite) rl::require_fresh_run_directory(config.train.out_dir);
+  RunObjects run = build_run(config);
+  if (writer) print_warnings(run);
+  if (writer) run_lock.emplace(take_run_directory(config.train.out_dir, resume, overwrite));
+  install_stop_handler();
+  if (writer) print_run_start(config, run, comm.size());
+  rl::Trainer trainer(*run.model, *run.tokenizer, *run.source, config, comm);
+  return trainer.run({resume, config_path, args.overrides()});
+}
 }
 
 int run_train(int argc, char** argv) {
@@ -191,25 +214,10 @@ int run_train(int argc, char** argv) {
   // model from the same seed or checkpoint); rank 0 alone touches the run directory. Otherwise one process.
   std::unique_ptr<dist::Communicator> comm =
       dist::make_device_communicator(config.train.collective_timeout_s, config.train.device == Device::cuda);
-  const bool writer = comm->writer();
-  if (writer && before_resume) print_resume_changes(*before_resume, config);
-  if (writer) print_config_notes(config);
-  if (const std::string note = rl::reward_value_note(config); writer && !note.empty())
-    std::fprintf(stderr, "note: %s\n", note.c_str());
-  // A run directory belongs to one run: checked before anything else; with --overwrite the old run is removed
-  // only once this run's setup has passed its checks (a bad config must not cost the old run).
-  const bool overwrite = !resume && args.has("--overwrite");
-  if (writer && !resume && !overwrite) rl::require_fresh_run_directory(config.train.out_dir);
-  RunObjects run = build_run(config);
-  if (writer) print_warnings(run);
-  std::optional<io::FileLock> run_lock;  // one process per run directory, from here to the end
-  if (writer) run_lock.emplace(take_run_directory(config.train.out_dir, resume, overwrite));
-  install_stop_handler();
-  if (writer) print_run_start(config, run, comm->size());
-  rl::Trainer trainer(*run.model, *run.tokenizer, *run.source, config, *comm);
+  std::optional<io::FileLock> run_lock;  // one process per run directory, from its set-up to the end
   rl::TrainSummary s;
   try {
-    s = trainer.run({resume, config_path, args.overrides()});
+    s = set_up_and_train(args, config, config_path, before_resume, *comm, run_lock);
   } catch (const std::exception& e) {
     // A stop request that ended a wait (a reward process's reply): the step was given up, the checkpoint
     // of the one before is written; the exit status is the signal's, as for any stop.
@@ -219,9 +227,12 @@ int run_train(int argc, char** argv) {
       return 128 + rl::stop_signal();
     }
     if (comm->size() == 1) throw;
-    comm->abort(e.what());  // the other ranks would wait for this one until their timeout
+    // Any rank's error, in its set-up (a run directory in use) or a step, ends every rank now: else they
+    // wait.
+    comm->abort(std::string(dynamic_cast<const Error*>(&e) ? "train: error: " : "train: internal error: ") +
+                e.what());
   }
-  if (!writer) return s.interrupted ? 128 + (s.stop_signal > 0 ? s.stop_signal : 2) : 0;
+  if (!comm->writer()) return s.interrupted ? 128 + (s.stop_signal > 0 ? s.stop_signal : 2) : 0;
   if (s.already_complete) {
     print_complete_run(s, config, args.overrides());
     return 0;

@@ -314,3 +314,60 @@ TEST_CASE("distributed: a killed or hung rank ends the run with a clear error", 
   }
   fs::remove_all(dir);
 }
+
+namespace {
+// Waits up to SECONDS for CHILD; one still running then is killed (so that a regression fails the test rather
+// than hanging it) and reported as -1.
+int wait_exit_code_within(pid_t child, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (waitpid(child, &status, WNOHANG) == child)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(child, SIGKILL);
+  wait_exit_code(child);
+  return -1;
+}
+}  // namespace
+
+TEST_CASE("distributed: a second mpirun on a run directory in use is refused at once, on every rank",
+          "[apps][distributed][failure]") {
+  if (!mpi_available()) {
+    WARN("skipped: gtpo built without MPI or mpirun missing");
+    return;
+  }
+  const std::string dir = testing::fresh_temp_dir("dist_in_use"), run = dir + "/run";
+  io::write_file_atomic(dir + "/run.yaml", kConfig);
+  const pid_t first =
+      start_mpirun(2, {dir + "/run.yaml", "train.steps=100000", "train.out_dir=" + run}, dir + "/first.log");
+  REQUIRE(first > 0);
+  wait_for_steps(run, 1);
+  // Rank 0 of the second job finds the lock (or, for a new run, the old run's files) and gives up; rank 1
+  // used to wait for it in its first collective for train.collective_timeout_s (600 s by default).
+  const std::vector<std::pair<std::vector<std::string>, std::string>> second_jobs = {
+      {{"--resume", run}, "is in use by another gtpo process"},
+      {{dir + "/run.yaml", "train.out_dir=" + run}, "is not empty"}};
+  for (const auto& [args, refusal] : second_jobs) {
+    INFO(args[0]);
+    const std::string log = dir + "/second.log";
+    const auto t0 = std::chrono::steady_clock::now();
+    const int code = wait_exit_code_within(start_mpirun(2, args, log), 60);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::string output = io::read_file(log);
+    INFO(output);
+    CHECK(code > 0);
+    CHECK(seconds < 30);
+    CHECK(output.find(refusal) != std::string::npos);
+  }
+  // The first job was not disturbed: each rank, sent SIGTERM, stops after its step with a checkpoint.
+  const size_t steps_before_stop = jsonl(run + "/metrics.jsonl").size();
+  for (const int rank : {0, 1}) kill(rank_pid(first, rank), SIGTERM);
+  CHECK(wait_exit_code_within(first, 120) > 0);
+  CHECK(jsonl(run + "/metrics.jsonl").size() >= steps_before_stop);
+  auto latest = rl::latest_checkpoint(run);
+  REQUIRE(latest.has_value());
+  CHECK_NOTHROW(model::load_model(*latest));
+  fs::remove_all(dir);
+}
