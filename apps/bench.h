@@ -25,6 +25,7 @@ struct Options {
   int64_t warmup = -1;           // untimed runs first; -1: the workload's default
   uint64_t seed = 0;             // weights and token ids
   std::string config;            // rlstep: run config; empty = configs/quickstart.yaml or a built-in one
+  std::string teacher;           // rlstep: teacher.path (on-policy distillation), empty = the config's
   Device device = Device::cpu;   // where the model runs; cuda also reports MFU (train)
   MatmulPrecision precision = MatmulPrecision::fp32;  // tf32/bf16: cuda only
   bool choose_on_device = false;  // rollout on cuda: model::SamplingOptions::choose_on_device

@@ -53,6 +53,7 @@ rl::RunConfig rlstep_config(const Options& o, const std::string& where) {
                                        : rl::load_run_config(where);
   config.train.seed = o.seed;
   config.train.init_from.clear();  // always a freshly initialised model
+  if (!o.teacher.empty()) config.teacher.path = o.teacher;
   // A fresh model solves nothing: with dynamic sampling (the quick start's default) every group would be
   // dropped and the update phase would time nothing. Keep every group so the step does all of its work.
   config.rl.dynamic_sampling = false;
@@ -96,13 +97,13 @@ nlohmann::json update_memory(const rl::RunConfig& config, RunObjects& run, optim
 
 // One timed step's phases.
 struct Phases {
-  double rollout = 0, scoring = 0, update = 0, rewards = 0;
+  double rollout = 0, scoring = 0, update = 0, rewards = 0, teacher = 0;
   int64_t generated = 0, update_tokens = 0;
 };
 
 // Medians over the timed runs (the last seconds.size() of phases) of each phase and rate.
 nlohmann::json phase_medians(const std::vector<Phases>& phases, const std::vector<double>& seconds) {
-  std::vector<double> rollout, scoring, update, rewards_s, rollout_rate, update_rate, step_rate;
+  std::vector<double> rollout, scoring, update, rewards_s, teacher, rollout_rate, update_rate, step_rate;
   const size_t first = phases.size() - seconds.size();
   for (size_t i = first; i < phases.size(); ++i) {
     const Phases& p = phases[i];
@@ -110,6 +111,7 @@ nlohmann::json phase_medians(const std::vector<Phases>& phases, const std::vecto
     scoring.push_back(p.scoring);
     update.push_back(p.update);
     rewards_s.push_back(p.rewards);
+    teacher.push_back(p.teacher);
     rollout_rate.push_back(static_cast<double>(p.generated) / p.rollout);
     update_rate.push_back(static_cast<double>(p.update_tokens) / p.update);
     step_rate.push_back(static_cast<double>(p.generated) / seconds[i - first]);
@@ -125,6 +127,7 @@ nlohmann::json phase_medians(const std::vector<Phases>& phases, const std::vecto
           // Of rollout_s: the reward functions (verifier-only: the scoring of the built-in; with an
           // external reward: its requests, the process's work and the replies).
           {"reward_s", median(rewards_s)},
+          {"teacher_s", median(teacher)},  // distillation's scoring passes (teacher and student), else 0
           {"rollout_tokens_per_s", median(rollout_rate)},
           // Response tokens that entered the loss per second of the update phase (prompt tokens are
           // forwarded too but not counted).
@@ -148,7 +151,9 @@ nlohmann::json bench_rlstep(const Options& o) {
       reference->parameters().get(p.name).copy_(p.tensor.detach());
   }
   rl::RewardRunner rewards(config.reward, config.sampler);  // an external reward's process lives across runs
-  const rl::RlStepModels models{*run.model, reference.get(), optimizer, *run.tokenizer, *run.source, &rewards};
+  const rl::RlStepModels models{
+      *run.model, reference.get(),        optimizer,        *run.tokenizer, *run.source,
+      &rewards,   dist::single_process(), run.teacher.get()};
   const double baseline = current_rss_mb();
 
   std::vector<Phases> phases;
@@ -158,7 +163,8 @@ nlohmann::json bench_rlstep(const Options& o) {
   auto step = [&] {
     last = rl::rl_step(models, config, cursor, ++step_number, adam.lr);
     phases.push_back({last.seconds_rollout, last.seconds_advantages, last.seconds_update,
-                      last.batch.seconds_rewards, last.batch.sampler.generated_tokens, last.update.tokens});
+                      last.batch.seconds_rewards, last.seconds_teacher, last.batch.sampler.generated_tokens,
+                      last.update.tokens});
   };
   const int64_t runs = o.runs > 0 ? o.runs : 5, warmup = o.warmup >= 0 ? o.warmup : 2;
   const std::string name = where.empty() ? "built-in" : where;
@@ -175,6 +181,10 @@ nlohmann::json bench_rlstep(const Options& o) {
   out["group_size"] = config.sampler.group_size;
   out["micro_batch_tokens"] = config.rl.micro_batch_tokens;
   out["params"] = run.model->parameters().numel();
+  if (run.teacher) {  // its weights stay resident for the run; its scoring pass builds no graph
+    out["teacher_params"] = run.teacher->parameters().numel();
+    out["teacher_weights_mb"] = static_cast<double>(run.teacher->parameters().numel()) * 4.0 / 1e6;
+  }
   out["baseline_rss_mb"] = baseline;
   return out;
 }

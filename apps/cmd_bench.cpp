@@ -23,6 +23,8 @@ const std::vector<FlagSpec> kFlags = {
     {"--quick", false, "3 timed runs after 1 warm-up (unless --runs / --warmup say otherwise)"},
     {"--seed", true, "seed of the random weights and token ids (default 0)"},
     {"--config", true, "rlstep: run config (default configs/quickstart.yaml when it exists, else built in)"},
+    {"--teacher", true,
+     "rlstep: distil from this model directory (teacher.path; its tokenizer must be the run's)"},
     {"--device", true,
      "cpu or cuda: where the model runs (default cpu); cuda synchronises around timed runs"},
     {"--precision", true, "fp32 (default), tf32 or bf16 GEMMs (tf32/bf16: --device cuda only)"},
@@ -165,6 +167,9 @@ int run_bench(int argc, char** argv) {
   GTPO_CHECK(!args.has("--warmup") || o.warmup >= 0, "bench: --warmup must be >= 0, got ", o.warmup);
   o.seed = static_cast<uint64_t>(args.get_int("--seed", 0));
   o.config = args.get("--config", "");
+  o.teacher = args.get("--teacher", "");
+  GTPO_CHECK(o.teacher.empty() || o.workload == "rlstep",
+             "bench: --teacher applies to --workload rlstep only");
   o.device = device_from(args);
   if (args.has("--precision")) o.precision = parse_precision("--precision", args.get("--precision", ""));
   o.profile = args.has("--profile");

@@ -9,11 +9,11 @@
 #include "apps/commands.h"
 #include "apps/device_setup.h"
 #include "model/checkpoint.h"
+#include "model/scoring.h"
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"
 #include "runtime/io/input_file.h"
 #include "runtime/io/json_parse.h"
-#include "runtime/ops.h"
 
 namespace gtpo::apps {
 
@@ -56,7 +56,6 @@ int run_score(int argc, char** argv) {
   std::ostringstream out;
   std::string line;
   int64_t line_no = 0, scored = 0;
-  NoGradGuard no_grad;
   while (std::getline(in, line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -82,15 +81,8 @@ int run_score(int argc, char** argv) {
     GTPO_CHECK(k >= 1 && k <= T, where, ": prompt_len must be in [1, ", T, "], got ", k);
     GTPO_CHECK(T <= m.config().max_position_embeddings, where, ": ", T, " tokens exceed max_position_embeddings ",
                m.config().max_position_embeddings);
-    nlohmann::json result = {{"logprobs", nlohmann::json::array()}, {"entropies", nlohmann::json::array()}};
-    if (k < T) {
-      Tensor logits = m.forward(Tensor::from_ints(tokens, {1, T}, m.device()));
-      Tensor rows = ops::reshape(ops::slice(logits, 1, k - 1, T - 1), {T - k, V});
-      std::vector<int32_t> targets(tokens.begin() + k, tokens.end());
-      ops::LogprobEntropy lp = ops::token_logprob_entropy(rows, Tensor::from_ints(targets, {T - k}, m.device()), temperature);
-      result["logprobs"] = lp.logprob.to_vector();
-      result["entropies"] = lp.entropy.to_vector();
-    }
+    const model::TokenScores scores = model::score_tokens(m, tokens, k, temperature);
+    const nlohmann::json result = {{"logprobs", scores.logprobs}, {"entropies", scores.entropies}};
     out << result.dump() << "\n";
     ++scored;
   }

@@ -171,7 +171,7 @@ rl::TrainSummary set_up_and_train(const Args& args, rl::RunConfig& config, const
   if (writer) run_lock.emplace(take_run_directory(config.train.out_dir, resume, overwrite));
   install_stop_handler();
   if (writer) print_run_start(config, run, comm.size());
-  rl::Trainer trainer(*run.model, *run.tokenizer, *run.source, config, comm);
+  rl::Trainer trainer(*run.model, *run.tokenizer, *run.source, config, comm, run.teacher.get());
   return trainer.run({resume, config_path, args.overrides()});
 }
 }

@@ -16,6 +16,7 @@
 #include "data/tasks/registry.h"
 #include "data/tokenizer/char_tokenizer.h"
 #include "model/checkpoint.h"
+#include "rl/distillation.h"
 #include "rl/prompt_template.h"
 #include "rl/run/run_checks.h"
 #include "runtime/error.h"
@@ -217,6 +218,7 @@ RunObjects build_run(rl::RunConfig& c) {
                                 : tokenizer_where(c);
   // Before any work: a mismatch found at the first rollout would come after all of SFT.
   rl::check_run_consistency(c, run.model->config(), *run.tokenizer, where, *run.source);
+  run.teacher = rl::load_teacher(c.teacher, *run.tokenizer, where, c.train.device);
   return run;
 }
 

@@ -18,6 +18,7 @@ struct RunObjects {
   std::unique_ptr<data::Tokenizer> tokenizer;
   std::unique_ptr<model::Transformer> model;
   std::unique_ptr<rl::ProblemSource> source;
+  std::unique_ptr<model::Transformer> teacher;  // teacher.path's frozen model (rl/distillation.h), else null
   // What the config most likely did not mean (a model: section that init_from overrides, optim.lr at its
   // default for a large trained model): the caller's writer prints them (print_warnings).
   std::vector<std::string> warnings;

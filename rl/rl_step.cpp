@@ -5,6 +5,7 @@
 #include <cmath>
 #include <memory>
 
+#include "rl/distillation.h"
 #include "rl/math/diagnostics.h"
 #include "rl/run/non_finite.h"
 #include "runtime/backend.h"
@@ -126,6 +127,14 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
     for (float lp : item.sample.logprobs) check_finite(lp, "rl", step, "log-probability of a sampled token");
   for (const Response& response : r.batch.responses)
     for (float e : response.entropies) check_finite(e, "rl", step, "entropy of a sampled token");
+  DistillationStats distillation;
+  if (m.teacher) {  // every rank scores the whole gathered batch, so every rank holds the same rewards
+    distillation = add_teacher_rewards(*m.teacher, m.policy, config.teacher.weight, r.batch);
+    r.seconds_teacher = distillation.seconds;
+    for (const RolloutItem& item : r.batch.items)
+      for (float lp : item.teacher_logprobs)
+        check_finite(lp, "rl", step, "teacher log-probability of a token");
+  }
 
   t = Clock::now();
   const Grouping groups = r.batch.groups();
@@ -156,6 +165,7 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
   if (config.rl.policy_loss == PolicyLossKind::ClipCov || config.rl.policy_loss == PolicyLossKind::KlCov)
     r.metrics["cov_frac"] = r.update.loss.cov_frac;
   if (entropy_coef) r.metrics["entropy_coef"] = *entropy_coef;  // the coefficient this step's update used
+  if (m.teacher) r.metrics.update(distillation_metrics(distillation));
   r.metrics["sampler_gap_max"] = r.update.sampler_gap_max;
   r.metrics["sampler_gap_mean"] = r.update.sampler_gap_mean;
   if (config.rl.rollout_correction != RolloutCorrection::None)

@@ -35,6 +35,8 @@ struct RlStepModels {
   RewardRunner* rewards = nullptr;
   // The ranks of a data-parallel run (docs/distributed.md); every rank returns the same result.
   dist::Communicator& comm = dist::single_process();
+  // The frozen teacher of on-policy distillation (teacher.path, rl/distillation.h), else nullptr.
+  const model::Transformer* teacher = nullptr;
 };
 
 struct RlStepResult {
@@ -42,6 +44,8 @@ struct RlStepResult {
   AdvantageResult advantages;
   UpdateStats update;
   double seconds_rollout = 0.0, seconds_advantages = 0.0, seconds_update = 0.0;
+  double seconds_teacher =
+      0.0;                 // distillation's scoring passes (teacher.path), between rollout and advantages
   nlohmann::json metrics;  // one metrics.jsonl line (without seconds_step, which the caller times)
 };
 

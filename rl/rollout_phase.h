@@ -27,6 +27,10 @@ struct RolloutItem {
   data::Verdict verdict;
   bool truncated = false;
   RewardOutcome reward;        // r_i, c_i and every reward function's score (rl/reward.h)
+  // With a teacher (rl/distillation.h), per completion token: its log-prob under the teacher and the
+  // teacher's most likely token there. Empty without one.
+  std::vector<float> teacher_logprobs;
+  std::vector<int32_t> teacher_argmax;
 };
 
 struct RolloutBatch {

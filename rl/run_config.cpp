@@ -189,14 +189,18 @@ void note_unread_settings(const std::vector<ConfigValue>& values, bool resolved,
   if (!unread.empty())
     c.notes.push_back("these settings have no effect with rl.algo " + c.rl.algo + " and rl.policy_loss " +
                       to_string(c.rl.policy_loss) + ": " + config::join(unread));
-  const bool token_rewards = std::any_of(c.reward.functions.begin(), c.reward.functions.end(),
-                                         [](const RewardFunctionConfig& f) { return f.token_rewards; });
-  for (const ConfigValue& v : values)
-    if (v.section == "reward" && v.key == "token_gamma" && !token_rewards &&
-        (!resolved || v.where == "command line"))
-      c.notes.push_back(
-          "reward.token_gamma (" + v.where +
-          ") has no effect: no reward function gives token rewards (reward.functions[].token_rewards)");
+  const bool token_rewards =
+      !c.teacher.path.empty() || std::any_of(c.reward.functions.begin(), c.reward.functions.end(),
+                                             [](const RewardFunctionConfig& f) { return f.token_rewards; });
+  for (const ConfigValue& v : values) {
+    if (resolved && v.where != "command line") continue;
+    if (v.section == "reward" && v.key == "token_gamma" && !token_rewards)
+      c.notes.push_back("reward.token_gamma (" + v.where +
+                        ") has no effect: no reward function gives token rewards "
+                        "(reward.functions[].token_rewards) and there is no teacher.path");
+    if (v.section == "teacher" && v.key == "weight" && c.teacher.path.empty())
+      c.notes.push_back("teacher.weight (" + v.where + ") has no effect without teacher.path");
+  }
 }
 
 // Rules that span keys; each message names the keys involved.

@@ -75,6 +75,13 @@ struct RewardSection {
   double token_gamma = 1.0;        // discount of the token rewards' return-to-go (docs/algorithms.md)
 };
 
+// On-policy distillation (rl/distillation.h): a frozen teacher scores every sampled token, and each token's
+// reward is weight · (log π_teacher − log π_student). Off while path is empty.
+struct TeacherSection {
+  std::string path;     // a model directory: Hugging Face's or a gtpo checkpoint, of the student's vocabulary
+  double weight = 1.0;  // of the per-token reward −(log π_s − log π_t), beside reward.functions' weights
+};
+
 struct OptimSection {
   double lr = 1e-3;
   double beta1 = 0.9;
@@ -143,6 +150,7 @@ struct RunConfig {
   SamplerSection sampler;
   RlConfig rl = defaults_for(kDefaultAlgo);  // rl.*, gtpo.*, grpo_s.*, dapo_forking.*
   RewardSection reward;
+  TeacherSection teacher;
   OptimSection optim;
   SftSection sft;
   TrainSection train;

@@ -90,6 +90,11 @@ const std::map<std::string, std::string>& section_intros() {
        "task's verifier), `format` (1 for a well-formed answer line, `docs/tasks.md`), `length` "
        "(−|o_i| / `sampler.max_new_tokens`); a function with a `command` is external: a long-lived process "
        "speaking JSON lines (`docs/rewards.md`). What each algorithm does with r_i: `docs/algorithms.md`."},
+      {"teacher",
+       "On-policy distillation: a frozen teacher of the run's vocabulary scores every sampled token, and "
+       "each "
+       "token's reward gains weight · (log π_teacher − log π_student), beside the reward functions' "
+       "(`docs/rewards.md`, \"Distillation from a teacher\"). Off while `teacher.path` is empty."},
       {"optim", "AdamW and the learning-rate schedule of the RL updates."},
       {"sft",
        "Supervised warm start on the task's reference solutions (loss on answer tokens only), run before "

@@ -57,8 +57,8 @@ std::vector<RunKey> rl_section_keys() {
 const std::vector<RunKey>& keys() {
   static const std::vector<RunKey> all = [] {
     std::vector<RunKey> k;
-    for (auto* owner : {tokenizer_and_task_keys, prompt_keys, sampler_keys, rl_section_keys, reward_keys, optim_keys, sft_keys, train_keys,
-                        eval_keys, log_keys})
+    for (auto* owner : {tokenizer_and_task_keys, prompt_keys, sampler_keys, rl_section_keys, reward_keys,
+                        teacher_keys, optim_keys, sft_keys, train_keys, eval_keys, log_keys})
       for (RunKey& key : owner()) k.push_back(std::move(key));
     return k;
   }();

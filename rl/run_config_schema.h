@@ -17,6 +17,7 @@ std::vector<RunKey> sampler_keys();             // rl/rollout_phase.cpp
 std::vector<RunKey>
 rl_section_keys();  // rl.algo here; the rest from rl_keys() (rl/math/rl_config.cpp, algorithms)
 std::vector<RunKey> reward_keys();              // rl/reward.cpp
+std::vector<RunKey> teacher_keys();             // rl/distillation.cpp
 std::vector<RunKey> optim_keys();               // rl/run/trainer.cpp
 std::vector<RunKey> sft_keys();                 // rl/sft.cpp
 std::vector<RunKey> train_keys();               // rl/run/trainer.cpp

@@ -16,10 +16,10 @@ import sys
 
 # Lines per folder. Raise a cap in the commit that needs it, with the reason in the message.
 FOLDER_CAPS = {
-    "apps": 3400,
+    "apps": 3420,
     "data": 9300,
     "model": 2300,
-    "rl": 8650,
+    "rl": 8800,
     "runtime": 13400,
     "tests": 19700,
     "scripts": 4250,

@@ -101,6 +101,13 @@ nlohmann::json sample_json(int64_t step, const RolloutItem& it, const Response& 
                       {"dropped", r.dropped}};
   if (!r.shaped.empty()) j["shaped"] = r.shaped;
   if (!it.reward.token_rewards.empty()) j["token_rewards"] = it.reward.token_rewards;  // Σ_f weight_f · ρ_f,t
+  if (!it.teacher_logprobs
+           .empty()) {  // distillation: log π_t of each token and the teacher's own choice there
+    nlohmann::json choice = nlohmann::json::array();
+    for (int32_t id : it.teacher_argmax) choice.push_back(tok.token_text(id));
+    j["teacher_logprobs"] = it.teacher_logprobs;
+    j["teacher_argmax"] = std::move(choice);
+  }
   if (reward_functions) {  // the run lists its own functions: each one's value, and its components
     nlohmann::json per_function = nlohmann::json::object();
     for (size_t f = 0; f < reward_functions->size() && f < it.reward.scores.size(); ++f) {
@@ -255,8 +262,8 @@ bool stop_requested() { return g_stop_signal.load() != 0; }
 int stop_signal() { return g_stop_signal.load(); }
 
 Trainer::Trainer(model::Transformer& policy, const data::Tokenizer& tokenizer, const ProblemSource& source,
-                 const RunConfig& config, dist::Communicator& comm)
-    : policy_(policy), tokenizer_(tokenizer), source_(source), c_(config), comm_(comm) {
+                 const RunConfig& config, dist::Communicator& comm, const model::Transformer* teacher)
+    : policy_(policy), tokenizer_(tokenizer), source_(source), c_(config), comm_(comm), teacher_(teacher) {
   GTPO_CHECK(c_.sampler.group_size >= 2 || !c_.rl.dynamic_sampling,
              "sampler.group_size must be at least 2 with dynamic sampling (a group of one is never kept)");
 }
@@ -477,8 +484,8 @@ void Trainer::rl_phase(Run& run) {
   if (c_.rl.entropy_target <= 0.0) progress.entropy_coef.reset();
   optim::LrSchedule schedule(rl_schedule(c_));
   RewardRunner& rewards = run.rewards;
-  const RlStepModels models{policy_, run.reference.get(), run.optimizer, tokenizer_, source_, &rewards,
-                            comm_};
+  const RlStepModels models{policy_, run.reference.get(), run.optimizer, tokenizer_, source_, &rewards, comm_,
+                            teacher_};
   run.last_accuracy = progress.start_accuracy;
   run.last_accuracy_step = progress.start_accuracy >= 0 ? 0 : -1;
   run.evaluated_last = progress.step == 0;

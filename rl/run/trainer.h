@@ -57,7 +57,8 @@ class Trainer {
   // With several ranks (COMM), every rank runs the trainer; rank 0 alone writes the run directory, prints
   // and evaluates, and every rank resumes from the same checkpoint (docs/distributed.md).
   Trainer(model::Transformer& policy, const data::Tokenizer& tokenizer, const ProblemSource& source,
-          const RunConfig& config, dist::Communicator& comm = dist::single_process());
+          const RunConfig& config, dist::Communicator& comm = dist::single_process(),
+          const model::Transformer* teacher = nullptr);
   // Continues from the run directory's latest checkpoint when segment.resume is true; otherwise
   // train.out_dir must be empty or absent (rl/run/run_dir.h). A resumed run that has done train.steps RL
   // steps returns at once (already_complete) and writes nothing. Otherwise config.yaml becomes this config
@@ -89,6 +90,7 @@ class Trainer {
   const ProblemSource& source_;
   const RunConfig& c_;
   dist::Communicator& comm_;
+  const model::Transformer* teacher_;  // on-policy distillation's (teacher.path), else nullptr
 };
 
 }  // namespace gtpo::rl

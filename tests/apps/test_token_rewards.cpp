@@ -74,19 +74,6 @@ std::vector<nlohmann::json> lines_of(const std::string& path) {
   return out;
 }
 
-// The background colour (r, g, b, alpha) of every token span of the per-token view in DOM, in page order.
-std::vector<std::array<double, 4>> token_colours(const std::string& dom) {
-  const std::size_t group = dom.find("id=\"token-group\"");
-  REQUIRE(group != std::string::npos);
-  const std::regex span(
-      R"(<span class="tok[^"]*"[^>]* style="[^"]*background: rgba\((\d+), (\d+), (\d+), ([0-9.]+)\))");
-  std::vector<std::array<double, 4>> out;
-  for (std::sregex_iterator it(dom.begin() + static_cast<std::ptrdiff_t>(group), dom.end(), span), end;
-       it != end; ++it)
-    out.push_back({std::stod((*it)[1]), std::stod((*it)[2]), std::stod((*it)[3]), std::stod((*it)[4])});
-  return out;
-}
-
 // The report of RUN opened at report.html#selftest&mode=token_reward: the per-token view shows the group it
 // opens with (the last logged step's first problem), each token coloured by its logged ρ_t as the page's
 // diverging scale does (green rgba(27, 120, 55, a) at or above 0, purple rgba(118, 42, 131, a) below,
@@ -117,7 +104,7 @@ void check_report_view(const std::string& dir, const std::string& run,
   }
   double max = 0;
   for (double v : rho) max = std::max(max, std::abs(v));
-  const std::vector<std::array<double, 4>> shown = token_colours(dom);
+  const std::vector<std::array<double, 4>> shown = testing::token_colours(dom);
   REQUIRE(shown.size() == rho.size());
   int green = 0, purple = 0;
   for (std::size_t t = 0; t < rho.size(); ++t) {

@@ -1,6 +1,7 @@
 // Reward functions as plain functions: built-ins, the weighted sum, the correctness rule, the per-function
 // metrics, reply parsing, and the reward section of the run config (a list of mappings: reading, errors
 // naming file:line and key, overrides, the resolved-config round trip).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 
@@ -309,4 +310,23 @@ TEST_CASE("the reward section's token rewards: the per-function switch, token_ga
   bool said = false;
   for (const std::string& note : unread.notes) said = said || note.find("reward.token_gamma (run.yaml") == 0;
   CHECK(said);
+}
+
+TEST_CASE("the teacher section: its keys, and what has no effect without teacher.path", "[reward][config]") {
+  const auto notes_with = [](const std::string& needle, const RunConfig& c) {
+    return std::count_if(c.notes.begin(), c.notes.end(),
+                         [&](const std::string& n) { return n.find(needle) != std::string::npos; });
+  };
+  const RunConfig c = parse_run_config(
+      kModel + "teacher: {path: runs/t, weight: 0.5}\nreward: {token_gamma: 0}\n", "run.yaml");
+  CHECK(c.teacher.path == "runs/t");
+  CHECK(c.teacher.weight == 0.5);
+  CHECK(notes_with("has no effect", c) == 0);  // a teacher gives token rewards: token_gamma is read
+  CHECK(resolved_config_yaml(parse_run_config(resolved_config_yaml(c), "resolved.yaml", {})) ==
+        resolved_config_yaml(c));
+  const RunConfig alone = parse_run_config(kModel + "teacher: {weight: 2}\n", "run.yaml");
+  CHECK(notes_with("teacher.weight (run.yaml", alone) == 1);
+  CHECK(notes_with("has no effect without teacher.path", alone) == 1);
+  CHECK_THAT(error_of([] { parse_run_config(kModel + "teacher: {wieght: 2}\n", "run.yaml"); }),
+             Contains("teacher"));
 }

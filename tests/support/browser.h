@@ -1,11 +1,14 @@
 // Headless Chromium for the report tests: find it, and dump a report page's DOM after its script ran
 // (report.html#selftest: the page hovers a chart and a token itself and marks the body with the outcome).
 #pragma once
+#include <array>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "runtime/io/atomic_file.h"
 
@@ -48,6 +51,19 @@ inline std::string selftest_dom(const std::string& chromium, const std::string& 
   REQUIRE(std::system(dump.c_str()) == 0);
   log = io::read_file(log_file);
   return io::read_file(dom_file);
+}
+
+// The background colour (r, g, b, alpha) of every token span of the per-token view in DOM, in page order.
+inline std::vector<std::array<double, 4>> token_colours(const std::string& dom) {
+  const std::size_t group = dom.find("id=\"token-group\"");
+  REQUIRE(group != std::string::npos);
+  const std::regex span(
+      R"(<span class="tok[^"]*"[^>]* style="[^"]*background: rgba\((\d+), (\d+), (\d+), ([0-9.]+)\))");
+  std::vector<std::array<double, 4>> out;
+  for (std::sregex_iterator it(dom.begin() + static_cast<std::ptrdiff_t>(group), dom.end(), span), end;
+       it != end; ++it)
+    out.push_back({std::stod((*it)[1]), std::stod((*it)[2]), std::stod((*it)[3]), std::stod((*it)[4])});
+  return out;
 }
 
 }  // namespace gtpo::testing
