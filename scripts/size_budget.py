@@ -22,7 +22,7 @@ FOLDER_CAPS = {
     "rl": 8800,
     "runtime": 13400,
     "tests": 19700,
-    "scripts": 4250,
+    "scripts": 4300,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).
 FUNCTION_FOLDERS = ("apps", "data", "model", "rl", "runtime")
