@@ -195,7 +195,9 @@ MiniBatch mini_batch(const Update& u, int64_t first, int64_t last) {
   MiniBatch mb{first, last, {}, {}, {}, {}};
   std::vector<std::vector<uint8_t>> masks;
   for (int64_t i = first; i < last; ++i) masks.push_back(u.adv.responses[static_cast<size_t>(i)].loss_mask);
-  mb.token_w = token_loss_weights(masks, u.rl.loss_agg);
+  const auto counted =
+      normaliser_masks(u.adv.responses, static_cast<size_t>(first), static_cast<size_t>(last));
+  mb.token_w = token_loss_weights(masks, u.rl.loss_agg, &counted);
   mb.seq_w = sequence_loss_weights(masks);
   for (int64_t i = first; i < last; ++i) {
     const auto& m = masks[static_cast<size_t>(i - first)];
@@ -390,6 +392,7 @@ void to_means(UpdateStats& stats) {
   l.entropy_mean /= w;
   l.ratio_mean /= w;
   stats.tokens = l.tokens;
+  stats.grad_clip_frac /= steps;
 }
 
 }  // namespace
@@ -436,6 +439,7 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
       const dist::OptimizerStepResult step =
           dist::optimizer_step(comm, optimizer, options.grad_clip, options.lr);
       stats.grad_norm = step.grad_norm;
+      if (optim::clip_coefficient(step.grad_norm, options.grad_clip) != 1.0f) stats.grad_clip_frac += 1.0;
       stats.traffic.sent += step.traffic.sent;
       stats.traffic.received += step.traffic.received;
       stats.seconds_exchange += step.seconds_exchange;

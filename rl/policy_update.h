@@ -25,6 +25,8 @@ struct UpdateOptions {
 struct UpdateStats {
   PolicyLossMetrics loss;  // losses: means per optimiser step; fractions and ratios: token-weighted means
   double grad_norm = 0.0;  // of the last optimiser step, before clipping
+  double grad_clip_frac =
+      0.0;  // share of the optimiser steps whose norm was above optim.grad_clip (it bound)
   int64_t optimizer_steps = 0;
   int64_t tokens = 0;      // response tokens that entered the loss, summed over epochs
   std::vector<ClipStatus> clip;  // per item of the batch, from the last epoch

@@ -9,12 +9,35 @@
 #include "rl/math/diagnostics.h"
 #include "rl/run/non_finite.h"
 #include "runtime/backend.h"
+#include "runtime/random.h"
 
 namespace gtpo::rl {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// The metrics measured over kept responses or by the update.
+constexpr const char* kKeptOrUpdateMetrics[] = {"reward_mean",
+                                                "reward_std",
+                                                "response_length_mean",
+                                                "response_length_max",
+                                                "truncated_frac",
+                                                "entropy_mean",
+                                                "frac_correct_negative_adv",
+                                                "frac_incorrect_positive_adv",
+                                                "loss",
+                                                "policy_loss",
+                                                "kl_loss",
+                                                "clip_frac_low",
+                                                "clip_frac_high",
+                                                "approx_kl",
+                                                "policy_entropy",
+                                                "ratio_mean",
+                                                "ratio_max",
+                                                "grad_norm",
+                                                "grad_clip_frac",
+                                                "update_tokens_per_s"};
 
 nlohmann::json step_metrics(int64_t step, float lr, const RlStepResult& r, const RewardSection& rewards) {
   const RolloutBatch& batch = r.batch;
@@ -51,7 +74,8 @@ nlohmann::json step_metrics(int64_t step, float lr, const RlStepResult& r, const
       {"resample_rounds", batch.rounds},
       {"frac_correct_negative_adv", d.frac_correct_negative},
       {"frac_incorrect_positive_adv", d.frac_incorrect_positive},
-      {"entropy_adv_corr", std::isnan(d.entropy_adv_corr) ? nlohmann::json() : nlohmann::json(d.entropy_adv_corr)},
+      {"entropy_adv_corr",
+       std::isnan(d.entropy_adv_corr) ? nlohmann::json() : nlohmann::json(d.entropy_adv_corr)},
       {"overlong_penalised", d.overlong_penalised},
       {"loss", up.loss.loss},
       {"policy_loss", up.loss.policy_loss},
@@ -63,6 +87,7 @@ nlohmann::json step_metrics(int64_t step, float lr, const RlStepResult& r, const
       {"ratio_mean", up.loss.ratio_mean},
       {"ratio_max", up.loss.ratio_max},
       {"grad_norm", up.grad_norm},
+      {"grad_clip_frac", up.grad_clip_frac},
       {"optimizer_steps", up.optimizer_steps},
       {"loss_tokens", up.tokens},
       {"rollout_tokens_per_s", batch.sampler.generated_tokens / std::max(r.seconds_rollout, 1e-9)},
@@ -73,12 +98,7 @@ nlohmann::json step_metrics(int64_t step, float lr, const RlStepResult& r, const
   };
   // No kept group: nothing measured over kept responses and no update; a 0 would read as a value.
   if (batch.items.empty())
-    for (const char* key :
-         {"reward_mean", "reward_std", "response_length_mean", "response_length_max", "truncated_frac",
-          "entropy_mean", "frac_correct_negative_adv", "frac_incorrect_positive_adv", "loss", "policy_loss",
-          "kl_loss", "clip_frac_low", "clip_frac_high", "approx_kl", "policy_entropy", "ratio_mean",
-          "ratio_max", "grad_norm", "update_tokens_per_s"})
-      m[key] = nullptr;
+    for (const char* key : kKeptOrUpdateMetrics) m[key] = nullptr;
   if (has_reward_functions(rewards)) {  // rewards/NAME/mean, /std (and components) over every sampled response
     std::vector<const RewardOutcome*> outcomes;
     for (const RewardOutcome& o : batch.sampled_rewards) outcomes.push_back(&o);
@@ -143,6 +163,7 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
   context.groups = &groups;
   context.groups_filtered = true;  // the rollout phase kept only informative groups (or every group)
   context.token_gamma = config.reward.token_gamma;
+  context.seed = counter_hash(config.train.seed, static_cast<uint64_t>(step), name_hash("advantages"));
   const auto dense = [](const RolloutItem& it) { return !it.reward.token_rewards.empty(); };
   if (std::any_of(r.batch.items.begin(), r.batch.items.end(), dense))  // a function gives token rewards
     for (const RolloutItem& it : r.batch.items) context.token_rewards.push_back(&it.reward.token_rewards);

@@ -19,9 +19,9 @@ FOLDER_CAPS = {
     "apps": 3420,
     "data": 9300,
     "model": 2300,
-    "rl": 8800,
+    "rl": 8920,
     "runtime": 13400,
-    "tests": 19700,
+    "tests": 19900,
     "scripts": 4300,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).

@@ -40,7 +40,7 @@ AdvantageResult compute_advantages(const std::vector<Response>& batch, const RlC
       r.loss_mask.assign(len, in_loss ? 1 : 0);
     }
   }
-  algo.compute(AlgorithmInput{batch, kept_groups, penalty, cfg}, result);
+  algo.compute(AlgorithmInput{batch, kept_groups, penalty, cfg, context.seed}, result);
   if (!context.token_rewards.empty()) add_token_credit(context.token_rewards, context.token_gamma, result);
   result.diagnostics = compute_diagnostics(batch, groups, keep, result.responses);
   return result;

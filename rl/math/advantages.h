@@ -22,6 +22,7 @@ struct BatchContext {
   // nullptr / an empty vector for none; empty = no token rewards at all (rl/math/token_credit.h).
   std::vector<const std::vector<double>*> token_rewards;
   double token_gamma = 1.0;  // reward.token_gamma: discount of the token rewards' return-to-go
+  uint64_t seed = 0;         // of the step: dapo_forking.select random draws its tokens from it
 };
 AdvantageResult compute_advantages(const std::vector<Response>& batch, const RlConfig& cfg,
                                    const BatchContext& context = {});

@@ -4,6 +4,7 @@
 // in its file (Algorithm::keys); the config parser, the resolved config.yaml and docs/configuration.md pick
 // them up.
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include "rl/math/rl_config.h"
@@ -18,6 +19,7 @@ struct AlgorithmInput {
   // Overlong penalty of every response (0 where none), already resolved from rl.overlong.
   const std::vector<double>& penalty;
   const RlConfig& cfg;
+  uint64_t seed = 0;  // of the step (BatchContext::seed), for an algorithm's random choices
 };
 
 // Writes shaped, advantages and seq_advantage of every response of input.groups into result.responses

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/error.h"
+
 namespace gtpo::rl {
 namespace {
 
@@ -30,8 +32,11 @@ Counts count(const std::vector<std::vector<uint8_t>>& masks) {
 }  // namespace
 
 std::vector<std::vector<float>> token_loss_weights(const std::vector<std::vector<uint8_t>>& masks,
-                                                   LossAgg agg) {
-  const Counts c = count(masks);
+                                                   LossAgg agg,
+                                                   const std::vector<std::vector<uint8_t>>* counted) {
+  GTPO_CHECK(counted == nullptr || counted->size() == masks.size(), "token_loss_weights: ", masks.size(),
+             " loss masks but ", counted->size(), " normaliser masks");
+  const Counts c = count(counted != nullptr ? *counted : masks);
   std::vector<std::vector<float>> weights;
   weights.reserve(masks.size());
   for (std::size_t i = 0; i < masks.size(); ++i) {
@@ -66,6 +71,14 @@ std::vector<float> sequence_loss_weights(const std::vector<std::vector<uint8_t>>
   for (std::size_t i = 0; i < masks.size(); ++i)
     if (c.per_response[i] > 0) weights[i] = static_cast<float>(1.0 / static_cast<double>(c.responses));
   return weights;
+}
+
+std::vector<std::vector<uint8_t>> normaliser_masks(const std::vector<ResponseResult>& responses,
+                                                   std::size_t first, std::size_t last) {
+  std::vector<std::vector<uint8_t>> masks;
+  for (std::size_t i = first; i < last; ++i)
+    masks.push_back(responses[i].norm_mask.empty() ? responses[i].loss_mask : responses[i].norm_mask);
+  return masks;
 }
 
 }  // namespace gtpo::rl

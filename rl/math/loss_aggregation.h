@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "rl/math/rl_config.h"
+#include "rl/math/rollout.h"
 
 namespace gtpo::rl {
 
@@ -17,12 +18,20 @@ namespace gtpo::rl {
 //   seq-mean-token-sum       mask / S
 //   seq-mean-token-sum-norm  mask / (S · L)           (Dr. GRPO: a constant G · max_len)
 // Everything is 0 when no token is in the loss.
-std::vector<std::vector<float>> token_loss_weights(const std::vector<std::vector<uint8_t>>& masks,
-                                                   LossAgg agg);
+// COUNTED, when given (same shape), replaces the masks in T_i, T, S and L, the normaliser: a token the
+// algorithm took out of the loss can still count in the denominator (dapo_forking.norm all).
+std::vector<std::vector<float>> token_loss_weights(
+    const std::vector<std::vector<uint8_t>>& masks, LossAgg agg,
+    const std::vector<std::vector<uint8_t>>* counted = nullptr);
 
 // For sequence-level losses, GRPO-S Eq. 10: L = −Σ_i v_i · min(ŵ_i Â_i, clip(ŵ_i) Â_i) with v_i = 1/S for
 // the S responses with any token in the loss and 0 for the others, i.e. −(1/G) Σ_i over the mini-batch.
 // (ŵ_i itself, Eq. 11, averages the token ratios over all |o_i| tokens.)
 std::vector<float> sequence_loss_weights(const std::vector<std::vector<uint8_t>>& masks);
+
+// Per response, ResponseResult::norm_mask where the algorithm set one, else loss_mask: the COUNTED masks of
+// token_loss_weights for responses [first, last).
+std::vector<std::vector<uint8_t>> normaliser_masks(const std::vector<ResponseResult>& responses,
+                                                   std::size_t first, std::size_t last);
 
 }  // namespace gtpo::rl

@@ -19,6 +19,8 @@ enum class LossAgg { TokenMean, SeqMeanTokenMean, SeqMeanTokenSum, SeqMeanTokenS
 enum class KlEstimator { K1, K2, K3 };                                                     // rl.kl_estimator
 enum class PolicyLossKind { Clip, Cispo, ClipCov, KlCov };                                 // rl.policy_loss
 enum class RolloutCorrection { None, Tis, Mis };  // rl.rollout_correction
+enum class ForkingNorm { All, Kept };             // dapo_forking.norm
+enum class ForkingSelect { Entropy, Random };     // dapo_forking.select
 
 struct GtpoConfig {
   double alpha1 = 1.0;
@@ -46,6 +48,12 @@ struct ClipCovConfig {  // clip_cov.*: Cui et al. 2025, the paper's and verl's d
 struct KlCovConfig {    // kl_cov.*
   double ratio = 2e-3;  // share of the loss tokens (largest Cov) that get the |log ratio| penalty
   double coef = 1.0;    // its weight
+};
+
+struct DapoForkingConfig {  // dapo_forking.*
+  double rho = 0.2;         // share of the loss tokens kept
+  ForkingNorm norm = ForkingNorm::All;
+  ForkingSelect select = ForkingSelect::Entropy;
 };
 
 struct EntropyAdvConfig {  // entropy_adv.*: Cheng et al. 2025, ψ = min(α·H, |A|/κ)
@@ -80,9 +88,9 @@ struct RlConfig {
       512;                      // with micro_batch_tokens 0: the activation memory it bounds; 0 = none
   bool group_by_length = true;  // micro-batches of similar lengths, cut where padding costs more
   bool share_prompts = true;    // a micro-batch computes each distinct prompt once
-  double forking_rho = 0.2;     // dapo_forking.rho
   GtpoConfig gtpo;
   GrpoSConfig grpo_s;
+  DapoForkingConfig dapo_forking;
   ClipCovConfig clip_cov;
   KlCovConfig kl_cov;
   EntropyAdvConfig entropy_adv;

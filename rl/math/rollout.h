@@ -52,6 +52,9 @@ struct ResponseResult {
   std::vector<float> shaped;
   std::vector<float> advantages;   // per token, |o_i| values (zeros for dropped groups)
   std::vector<uint8_t> loss_mask;  // per token, 1 = the token enters the policy loss
+  // Per token, 1 = the token counts in the loss normaliser (rl/math/loss_aggregation.h) although the
+  // algorithm took it out of the loss (dapo_forking.norm all); empty = loss_mask counts.
+  std::vector<uint8_t> norm_mask;
   float seq_advantage = 0.0f;  // Â_i for sequence-level algorithms (grpo, dr_grpo, dapo*, grpo_s); 0 for gtpo
   float overlong_penalty = 0.0f;  // the penalty added to this response's reward(s), ≤ 0
   bool dropped = false;           // its group was dropped by dynamic sampling

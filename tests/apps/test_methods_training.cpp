@@ -101,3 +101,50 @@ TEST_CASE("methods: TIS and MIS score the rollout again, and on the CPU the samp
     }
   }
 }
+
+TEST_CASE("methods: dapo_forking's normalisers scale the same loss, and the random control trains",
+          "[apps][methods]") {
+  const ThreeSteps all = three_steps(
+      method_config("dapo_forking", {{"rl.dynamic_sampling", "false"}, {"rl.mask_truncated", "false"}}));
+  const ThreeSteps kept = three_steps(method_config(
+      "dapo_forking",
+      {{"rl.dynamic_sampling", "false"}, {"rl.mask_truncated", "false"}, {"dapo_forking.norm", "kept"}}));
+  check_trains(all);
+  check_trains(kept);
+  // The first step samples before any update, so both see the same rollouts and keep the same tokens; the
+  // paper's normaliser divides by every response token, `kept` by the kept ones only.
+  const nlohmann::json &a = all.metrics[0], &k = kept.metrics[0];
+  REQUIRE(a.at("loss_tokens") == k.at("loss_tokens"));
+  // 3 prompts × 4 responses, none masked (no dynamic sampling, truncated responses stay in the loss).
+  const double kept_tokens = a.at("loss_tokens").get<double>(),
+               response_tokens = std::round(12 * a.at("response_length_mean").get<double>());
+  REQUIRE(kept_tokens < response_tokens);
+  CHECK(a.at("policy_loss").get<double>() ==
+        Approx(k.at("policy_loss").get<double>() * kept_tokens / response_tokens).epsilon(1e-5));
+  CHECK(all.last_weights != kept.last_weights);
+
+  const rl::RunConfig random_config = method_config(
+      "dapo_forking",
+      {{"rl.dynamic_sampling", "false"}, {"rl.mask_truncated", "false"}, {"dapo_forking.select", "random"}});
+  const ThreeSteps r1 = three_steps(random_config), r2 = three_steps(random_config);
+  check_trains(r1);
+  CHECK(r1.last_weights == r2.last_weights);
+  CHECK(r1.metrics[0].at("loss_tokens") == static_cast<int64_t>(std::ceil(0.2 * response_tokens)));
+  CHECK(r1.last_weights != all.last_weights);
+}
+
+TEST_CASE("methods: grad_clip_frac is the share of optimiser steps the gradient clip bound",
+          "[apps][methods]") {
+  const ThreeSteps bound = three_steps(method_config("grpo", {{"optim.grad_clip", "1e-6"}}));
+  const ThreeSteps off = three_steps(method_config("grpo", {{"optim.grad_clip", "0"}}));
+  const ThreeSteps loose = three_steps(method_config("grpo", {{"optim.grad_clip", "1e6"}}));
+  for (size_t s = 0; s < 3; ++s) {
+    CHECK(bound.metrics[s].at("grad_clip_frac") == 1.0);
+    CHECK(off.metrics[s].at("grad_clip_frac") == 0.0);
+    CHECK(loose.metrics[s].at("grad_clip_frac") == 0.0);
+  }
+  const ThreeSteps two =
+      three_steps(method_config("grpo", {{"optim.grad_clip", "1e-6"}, {"rl.mini_batch_prompts", "2"}}));
+  CHECK(two.metrics[0].at("optimizer_steps") == 2);
+  CHECK(two.metrics[0].at("grad_clip_frac") == 1.0);
+}

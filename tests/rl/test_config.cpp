@@ -43,7 +43,7 @@ TEST_CASE("every algorithm is registered and has its documented defaults") {
   }
   CHECK(defaults_for("dapo").overlong == Overlong::DapoSoft);
   CHECK(defaults_for("dapo_forking").overlong == Overlong::DapoSoft);
-  CHECK(defaults_for("dapo_forking").forking_rho == 0.2);
+  CHECK(defaults_for("dapo_forking").dapo_forking.rho == 0.2);
   CHECK(defaults_for("dapo").loss_agg == LossAgg::TokenMean);
   CHECK(defaults_for("gtpo").loss_agg == LossAgg::TokenMean);
   CHECK(defaults_for("gtpo").overlong == Overlong::Grop);

@@ -38,6 +38,21 @@ TEST_CASE("sequence weights are 1/G over the responses in the loss (GRPO-S Eq. 1
   CHECK(sequence_loss_weights(kMasks) == std::vector<float>{0.5f, 0.5f, 0.0f, 0.0f});
 }
 
+TEST_CASE("counted masks set the normaliser, the loss masks the tokens that get a weight") {
+  // The loss keeps token 0 of response 0 and nothing of response 1; the normaliser counts 3 + 1 tokens.
+  const std::vector<std::vector<uint8_t>> in_loss = {{1, 0, 0}, {0}};
+  const std::vector<std::vector<uint8_t>> counted = {{1, 1, 1}, {1}};
+  CHECK(token_loss_weights(in_loss, LossAgg::TokenMean, &counted)[0] ==
+        std::vector<float>{0.25f, 0.0f, 0.0f});
+  CHECK(token_loss_weights(in_loss, LossAgg::SeqMeanTokenMean, &counted)[0] ==
+        std::vector<float>{1.0f / 6, 0.0f, 0.0f});
+  CHECK(token_loss_weights(in_loss, LossAgg::SeqMeanTokenSum, &counted)[0] ==
+        std::vector<float>{0.5f, 0.0f, 0.0f});
+  CHECK(token_loss_weights(in_loss, LossAgg::SeqMeanTokenSumNorm, &counted)[0] ==
+        std::vector<float>{1.0f / 6, 0.0f, 0.0f});
+  CHECK(token_loss_weights(in_loss, LossAgg::TokenMean, &counted)[1] == std::vector<float>{0.0f});
+}
+
 TEST_CASE("a mini-batch with nothing in the loss gets zero weights") {
   const std::vector<std::vector<uint8_t>> none = {{0, 0}, {}};
   for (LossAgg agg : {LossAgg::TokenMean, LossAgg::SeqMeanTokenMean, LossAgg::SeqMeanTokenSum,

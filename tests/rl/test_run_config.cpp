@@ -140,7 +140,7 @@ TEST_CASE("rl.algo sets the RL defaults before the other RL keys", "[config]") {
   CHECK(mixed.rl.algo == "grpo");
   CHECK(mixed.rl.clip_high == 0.4);
   CHECK(mixed.rl.gtpo.alpha2 == 0.3);
-  CHECK(mixed.rl.forking_rho == 0.5);
+  CHECK(mixed.rl.dapo_forking.rho == 0.5);
   CHECK(mixed.rl.grpo_s.ratio == MeanKind::Geo);
   CHECK_FALSE(mixed.rl.dynamic_sampling);
 }
