@@ -6,6 +6,7 @@ namespace gtpo::apps {
 int run_advantages(int argc, char** argv);
 int run_bench(int argc, char** argv);
 int run_init(int argc, char** argv);
+int run_probe(int argc, char** argv);
 int run_export(int argc, char** argv);
 int run_score(int argc, char** argv);
 int run_sample(int argc, char** argv);

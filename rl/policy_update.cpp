@@ -395,6 +395,32 @@ void to_means(UpdateStats& stats) {
   stats.grad_clip_frac /= steps;
 }
 
+// Forward, loss and backward of mini-batch MB's micro-batches on this rank (gradients accumulate in the
+// policy's), every rank's metrics gathered into u.stats.
+void accumulate_mini_batch(Update& u, const MiniBatch& mb, dist::Communicator& comm) {
+  const auto micro = micro_batches(u, mb);
+  // With several ranks, the micro-batches one process would run are dealt out in contiguous blocks.
+  const dist::Share share = dist::share_of(static_cast<int64_t>(micro.size()), comm.rank(), comm.size());
+  std::vector<MicroMetrics> micro_metrics;
+  u.measure_gap = u.stats.optimizer_steps == 0 && u.trainer_old.empty();
+  for (int64_t m = share.first; m < share.last; ++m) {
+    std::vector<int64_t> rows;  // the items of this micro-batch, in row order
+    for (size_t a : micro[static_cast<size_t>(m)]) rows.push_back(mb.active[a]);
+    micro_metrics.push_back(run_micro_batch(u, mb, rows));
+  }
+  SamplerGap gap;
+  for (const MicroMetrics& m : gather_metrics(comm, micro_metrics)) {
+    accumulate(u.stats.loss, m.loss);
+    gap.max = std::max(gap.max, m.gap.max);
+    gap.sum += m.gap.sum;
+    gap.tokens += m.gap.tokens;
+  }
+  if (u.measure_gap) {
+    u.stats.sampler_gap_max = gap.max;
+    u.stats.sampler_gap_mean = gap.tokens > 0 ? gap.sum / static_cast<double>(gap.tokens) : 0.0;
+  }
+}
+
 }  // namespace
 
 UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimizer, const RolloutBatch& batch,
@@ -415,27 +441,7 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
       select_by_covariance(u, mb,
                            options.seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(epoch * groups + g0));
       if (mb.active.empty()) continue;
-      const auto micro = micro_batches(u, mb);
-      // With several ranks, the micro-batches one process would run are dealt out in contiguous blocks.
-      const dist::Share share = dist::share_of(static_cast<int64_t>(micro.size()), comm.rank(), comm.size());
-      std::vector<MicroMetrics> micro_metrics;
-      u.measure_gap = stats.optimizer_steps == 0 && u.trainer_old.empty();
-      for (int64_t m = share.first; m < share.last; ++m) {
-        std::vector<int64_t> rows;  // the items of this micro-batch, in row order
-        for (size_t a : micro[static_cast<size_t>(m)]) rows.push_back(mb.active[a]);
-        micro_metrics.push_back(run_micro_batch(u, mb, rows));
-      }
-      SamplerGap gap;
-      for (const MicroMetrics& m : gather_metrics(comm, micro_metrics)) {
-        accumulate(stats.loss, m.loss);
-        gap.max = std::max(gap.max, m.gap.max);
-        gap.sum += m.gap.sum;
-        gap.tokens += m.gap.tokens;
-      }
-      if (u.measure_gap) {
-        stats.sampler_gap_max = gap.max;
-        stats.sampler_gap_mean = gap.tokens > 0 ? gap.sum / static_cast<double>(gap.tokens) : 0.0;
-      }
+      accumulate_mini_batch(u, mb, comm);
       const dist::OptimizerStepResult step =
           dist::optimizer_step(comm, optimizer, options.grad_clip, options.lr);
       stats.grad_norm = step.grad_norm;
@@ -448,6 +454,22 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
     }
   }
   gather_clip(comm, u.computed_here, stats.clip);
+  to_means(stats);
+  return stats;
+}
+
+UpdateStats policy_gradient(model::Transformer& policy, const RolloutBatch& batch, const AdvantageResult& adv,
+                            const RlConfig& rl, const UpdateOptions& options,
+                            const model::Transformer* reference) {
+  UpdateStats stats;
+  stats.clip.resize(batch.items.size());
+  policy.parameters().zero_grad();
+  Update u{policy, batch, adv, rl, options, reference, stats, std::vector<uint8_t>(batch.items.size(), 0),
+           {}};
+  if (rl.rollout_correction != RolloutCorrection::None) score_old_policy(u);
+  MiniBatch mb = mini_batch(u, 0, static_cast<int64_t>(batch.items.size()));
+  select_by_covariance(u, mb, options.seed);
+  if (!mb.active.empty()) accumulate_mini_batch(u, mb, dist::single_process());
   to_means(stats);
   return stats;
 }

@@ -49,4 +49,11 @@ UpdateStats run_policy_update(model::Transformer& policy, optim::AdamW& optimize
                               const model::Transformer* reference = nullptr,
                               dist::Communicator& comm = dist::single_process());
 
+// The gradient of the policy loss on the whole batch as one mini-batch, on this process, without an
+// optimiser step: the policy's gradients are zeroed, then hold it (what `gtpo probe` compares between
+// methods). The ratio is 1, as in the first mini-batch of a step; the metrics are as run_policy_update's.
+UpdateStats policy_gradient(model::Transformer& policy, const RolloutBatch& batch,
+                            const AdvantageResult& advantages, const RlConfig& rl,
+                            const UpdateOptions& options, const model::Transformer* reference = nullptr);
+
 }  // namespace gtpo::rl

@@ -121,6 +121,20 @@ UpdateOptions update_options(const RunConfig& config, const model::SamplingOptio
   return uo;
 }
 
+BatchContext advantage_context(const RunConfig& config, const RolloutBatch& batch, const Grouping& groups,
+                               int64_t step) {
+  BatchContext context;
+  context.max_new_tokens = static_cast<int>(config.sampler.max_new_tokens);
+  context.groups = &groups;
+  context.groups_filtered = true;  // the rollout phase kept only informative groups (or every group)
+  context.token_gamma = config.reward.token_gamma;
+  context.seed = counter_hash(config.train.seed, static_cast<uint64_t>(step), name_hash("advantages"));
+  const auto dense = [](const RolloutItem& it) { return !it.reward.token_rewards.empty(); };
+  if (std::any_of(batch.items.begin(), batch.items.end(), dense))  // a function gives token rewards
+    for (const RolloutItem& it : batch.items) context.token_rewards.push_back(&it.reward.token_rewards);
+  return context;
+}
+
 RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& cursor, int64_t step, float lr,
                      std::optional<double> entropy_coef) {
   RlStepResult r;
@@ -158,15 +172,7 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
 
   t = Clock::now();
   const Grouping groups = r.batch.groups();
-  BatchContext context;
-  context.max_new_tokens = static_cast<int>(config.sampler.max_new_tokens);
-  context.groups = &groups;
-  context.groups_filtered = true;  // the rollout phase kept only informative groups (or every group)
-  context.token_gamma = config.reward.token_gamma;
-  context.seed = counter_hash(config.train.seed, static_cast<uint64_t>(step), name_hash("advantages"));
-  const auto dense = [](const RolloutItem& it) { return !it.reward.token_rewards.empty(); };
-  if (std::any_of(r.batch.items.begin(), r.batch.items.end(), dense))  // a function gives token rewards
-    for (const RolloutItem& it : r.batch.items) context.token_rewards.push_back(&it.reward.token_rewards);
+  const BatchContext context = advantage_context(config, r.batch, groups, step);
   // Every rank holds the whole batch (gathered by the rollout phase), so group and batch scopes (rl.*,
   // gtpo.scope) are computed on it unchanged, identically on every rank.
   r.advantages = compute_advantages(r.batch.responses, config.rl, context);

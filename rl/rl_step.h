@@ -54,6 +54,12 @@ struct RlStepResult {
 UpdateOptions update_options(const RunConfig& config, const model::SamplingOptions& sampling, float lr,
                              int64_t step);
 
+// The advantage math's context for BATCH (collected by step STEP's rollout phase, its groups GROUPS, which
+// must outlive the context): sampler.max_new_tokens, the groups as already filtered, the token rewards of
+// the reward functions that give them, reward.token_gamma, and a seed from train.seed and the step.
+BatchContext advantage_context(const RunConfig& config, const RolloutBatch& batch, const Grouping& groups,
+                               int64_t step);
+
 // Step number STEP (1-based) at learning rate LR; advances CURSOR past every prompt it samples. ENTROPY_COEF,
 // when given, replaces rl.entropy_coef for this step (rl.entropy_target's adaptive coefficient).
 RlStepResult rl_step(const RlStepModels& models, const RunConfig& config, uint64_t& cursor, int64_t step,

@@ -16,12 +16,12 @@ import sys
 
 # Lines per folder. Raise a cap in the commit that needs it, with the reason in the message.
 FOLDER_CAPS = {
-    "apps": 3420,
+    "apps": 3520,
     "data": 9300,
     "model": 2300,
-    "rl": 8920,
+    "rl": 9250,
     "runtime": 13400,
-    "tests": 19900,
+    "tests": 20000,
     "scripts": 4300,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).
