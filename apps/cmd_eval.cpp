@@ -29,6 +29,7 @@ const std::vector<FlagSpec> kFlags = {
      "samples per problem for mean@k and pass@k, k = 1, 2, 4, ..., K (default: the run's eval.k, else 4; 0 = "
      "greedy only)"},
     {"--problems", true, "number of problems (default: the run's eval.num_problems, else 200)"},
+    {"--sampled-problems", true, "of those, the first this many get the k samples (default: all)"},
     {"--temperature", true,
      "sampling temperature for the k samples (default: the run's eval.temperature, else 1)"},
     {"--max-new-tokens", true,
@@ -108,14 +109,16 @@ int run_eval(int argc, char** argv) {
   rl::EvalOptions o = rl::eval_options(in.run_config ? *in.run_config : rl::RunConfig{});
   o.problems = args.get_int("--problems", o.problems, 1, 1 << 24);
   o.k = args.get_int("-k", o.k, 0, 1 << 16);
+  o.sampled_problems = args.get_int("--sampled-problems", 0, 0, 1 << 24);
   o.temperature = static_cast<float>(args.get_double("--temperature", o.temperature));
   GTPO_CHECK(o.temperature >= 0.0f, "eval: --temperature must be >= 0, got ", o.temperature);
   o.max_new_tokens = args.get_int("--max-new-tokens", o.max_new_tokens, 1, m.model->config().max_position_embeddings);
   o.seed = static_cast<uint64_t>(args.get_int("--seed", static_cast<int64_t>(o.seed), 0,
                                               std::numeric_limits<int64_t>::max()));
   rl::EvalResult e = rl::evaluate(*m.model, *m.tokenizer, *source, o);
-  std::printf("problems %lld | greedy accuracy %.4f | mean@%lld %.4f", static_cast<long long>(e.problems),
-              e.greedy_accuracy, static_cast<long long>(o.k), e.mean_at_k);
+  std::printf("problems %lld | greedy accuracy %.4f | mean@%lld %.4f on %lld",
+              static_cast<long long>(e.problems), e.greedy_accuracy, static_cast<long long>(o.k), e.mean_at_k,
+              static_cast<long long>(e.sampled_problems));
   for (const auto& [k, v] : e.pass_at_k) std::printf(" | pass@%lld %.4f", static_cast<long long>(k), v);
   std::printf(" | %.1fs\n", e.seconds);
   if (args.has("--out")) {

@@ -15,6 +15,7 @@ namespace gtpo::rl {
 struct EvalOptions {
   int64_t problems = 200;
   int64_t k = 4;                 // samples per problem for mean@k / pass@k; 0 = greedy only
+  int64_t sampled_problems = 0;  // the first this many problems get the k samples; 0 = all
   float temperature = 1.0f;
   int64_t max_new_tokens = 48;
   uint64_t seed = 0;
@@ -32,8 +33,9 @@ struct EvalRecord {
 
 struct EvalResult {
   int64_t problems = 0;
+  int64_t sampled_problems = 0;  // of those, the first ones with k samples (0 with k = 0)
   double greedy_accuracy = 0.0;
-  double mean_at_k = 0.0;                          // mean accuracy of the k samples
+  double mean_at_k = 0.0;                             // mean accuracy of the k samples (of sampled_problems)
   std::vector<std::pair<int64_t, double>> pass_at_k;  // (k, pass@k)
   double greedy_mean_length = 0.0;
   double greedy_truncated = 0.0;
@@ -44,6 +46,9 @@ struct EvalResult {
 struct RunConfig;
 // The evaluation a run config asks for (eval.*, with sampler.max_new_tokens and train.seed).
 EvalOptions eval_options(const RunConfig& config);
+// The evaluation after the last RL step: eval.final_problems and eval.final_sampled_problems over the above,
+// the evaluation a study's answer rests on (e.g. 2,000 greedy problems and mean@4 on the first 1,000).
+EvalOptions final_eval_options(const RunConfig& config);
 
 EvalResult evaluate(const model::Transformer& model, const data::Tokenizer& tokenizer, const ProblemSource& source,
                     const EvalOptions& options);

@@ -130,6 +130,8 @@ struct EvalSection {
   int64_t k = 4;  // pass@k for k in 1, 2, 4, ..., K
   double temperature = 1.0;
   int64_t max_new_tokens = 0;  // 0 = sampler.max_new_tokens
+  int64_t final_problems = 0;  // after the last RL step; 0 = num_problems
+  int64_t final_sampled_problems = 0;  // of those, with k samples; 0 = all
   bool before_rl = true;
 };
 

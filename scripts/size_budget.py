@@ -19,9 +19,9 @@ FOLDER_CAPS = {
     "apps": 3520,
     "data": 9300,
     "model": 2300,
-    "rl": 9250,
+    "rl": 9300,
     "runtime": 13400,
-    "tests": 20000,
+    "tests": 20100,
     "scripts": 4300,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).

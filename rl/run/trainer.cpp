@@ -39,6 +39,7 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 nlohmann::json eval_json(int64_t step, const EvalResult& e) {
   nlohmann::json j = {{"step", step},
                       {"problems", e.problems},
+                      {"sampled_problems", e.sampled_problems},
                       {"greedy_accuracy", e.greedy_accuracy},
                       {"mean_at_k", e.mean_at_k},
                       {"greedy_mean_length", e.greedy_mean_length},
@@ -414,9 +415,9 @@ bool Trainer::stop_agreed() const {
 }
 
 // Evaluation is rank 0's (it changes no training state); the other ranks wait at the next collective.
-EvalResult Trainer::run_eval(Run& run, int64_t step, const char* label) {
+EvalResult Trainer::run_eval(Run& run, int64_t step, const char* label, bool final) {
   if (!run.writer) return EvalResult{};
-  const EvalOptions eo = eval_options(c_);
+  const EvalOptions eo = final ? final_eval_options(c_) : eval_options(c_);
   EvalResult e;
   try {
     e = evaluate(policy_, tokenizer_, source_, eo);
@@ -507,7 +508,7 @@ void Trainer::rl_phase(Run& run) {
   summary.interrupted = stopping && progress.step < c_.train.steps;
   summary.stop_signal = summary.interrupted ? stop_signal() : 0;
   if (!summary.interrupted && !run.evaluated_last) {
-    run.last_accuracy = run_eval(run, progress.step, "after RL").greedy_accuracy;
+    run.last_accuracy = run_eval(run, progress.step, "after RL", /*final=*/true).greedy_accuracy;
     run.last_accuracy_step = progress.step;
   }
   summary.accuracy_after_rl = run.last_accuracy;

@@ -81,7 +81,7 @@ class Trainer {
   std::string save_checkpoint(Run& run, const optim::AdamW& in_use, const char* phase, int64_t step);
   std::string save_failed_step(Run& run);
   bool stop_agreed() const;  // a stop request on any rank
-  EvalResult run_eval(Run& run, int64_t step, const char* label);
+  EvalResult run_eval(Run& run, int64_t step, const char* label, bool final = false);
   void refresh_report(const Run& run) const;
   void log_progress(const std::string& line) const;
 

@@ -151,6 +151,34 @@ TEST_CASE("sft: micro-batch budgets give the same update up to summation order",
   CHECK(max_relative_difference(whole, grouped) > 0.0);
 }
 
+TEST_CASE("evaluate: sampled_problems samples only the first problems; greedy and their samples unchanged",
+          "[rl][eval]") {
+  rl::RunConfig c =
+      rl::parse_run_config(kConfig, "test config", {{"eval.k", "3"}, {"eval.num_problems", "7"}});
+  apps::RunObjects run = apps::build_run(c);
+  rl::EvalOptions o = rl::eval_options(c);
+  o.batch_prompts = 4;  // the sampled part ends inside the second batch
+  const rl::EvalResult all = rl::evaluate(*run.model, *run.tokenizer, *run.source, o);
+  o.sampled_problems = 5;
+  const rl::EvalResult first = rl::evaluate(*run.model, *run.tokenizer, *run.source, o);
+  CHECK(all.sampled_problems == 7);
+  CHECK(first.sampled_problems == 5);
+  CHECK(first.greedy_accuracy == all.greedy_accuracy);
+  int64_t correct = 0;
+  for (size_t i = 0; i < 7; ++i) {
+    CHECK(first.records[i].greedy_completion == all.records[i].greedy_completion);
+    if (i < 5) {
+      CHECK(first.records[i].sample_completions == all.records[i].sample_completions);
+      for (bool ok : first.records[i].sample_correct) correct += ok;
+    } else {
+      CHECK(first.records[i].sample_completions.empty());
+    }
+  }
+  CHECK(first.mean_at_k == Approx(static_cast<double>(correct) / 15.0));
+  o.k = 0;
+  CHECK(rl::evaluate(*run.model, *run.tokenizer, *run.source, o).sampled_problems == 0);
+}
+
 TEST_CASE("evaluate: eval.k = 6 reports pass@1, 2, 4 and 6", "[rl][eval]") {
   rl::RunConfig c = rl::parse_run_config(kConfig, "test config", {{"eval.k", "6"}, {"eval.num_problems", "3"}});
   apps::RunObjects run = apps::build_run(c);

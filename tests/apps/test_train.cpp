@@ -169,6 +169,26 @@ TEST_CASE("train: SIGINT stops after the current step with a final checkpoint", 
   fs::remove_all(dir);
 }
 
+TEST_CASE(
+    "train: eval.final_problems and final_sampled_problems size the evaluation after the last step only",
+    "[apps][train][eval]") {
+  const std::string dir = testing::fresh_temp_dir("train_final_eval");
+  io::write_file_atomic(dir + "/run.yaml", kConfig);
+  REQUIRE(call_command(
+              {"train", dir + "/run.yaml", "train.steps=2", "eval.every=1", "eval.num_problems=3",
+               "eval.final_problems=9", "eval.final_sampled_problems=4", "train.out_dir=" + dir + "/run"},
+              apps::run_train) == 0);
+  std::istringstream in(io::read_file(dir + "/run/eval.jsonl"));
+  std::vector<std::pair<int64_t, int64_t>> sizes;  // (problems, sampled_problems) per evaluation
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    sizes.emplace_back(j.at("problems").get<int64_t>(), j.at("sampled_problems").get<int64_t>());
+  }
+  // Before RL and after step 1: the periodic size, every problem sampled; after the last step: the final one.
+  CHECK(sizes == std::vector<std::pair<int64_t, int64_t>>{{3, 3}, {3, 3}, {9, 4}});
+  fs::remove_all(dir);
+}
+
 TEST_CASE("train: eval.before_rl false skips the evaluation when RL starts and changes nothing else",
           "[apps][train][eval]") {
   const std::string dir = testing::fresh_temp_dir("train_before_rl");
