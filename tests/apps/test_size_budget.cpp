@@ -29,7 +29,7 @@ gtpo::testing::ShellResult budget(const std::string& root) {
 
 }  // namespace
 
-TEST_CASE("size budget: the tree is within its caps, and a function or a folder over its cap fails, named",
+TEST_CASE("size budget: the tree fits, and a function or the production total over its cap fails, named",
           "[size-budget]") {
   const auto today = budget(GTPO_SOURCE_DIR);
   INFO(today.output);
@@ -48,13 +48,58 @@ TEST_CASE("size budget: the tree is within its caps, and a function or a folder 
   CHECK_THAT(too_long.output, Contains("rl/long.cpp:4: too_long is 81 lines, over the cap of 80"));
   fs::remove(root + "/rl/long.cpp");
 
-  fs::create_directories(root + "/model");
-  std::ofstream big(root + "/model/big.h");
-  for (int i = 0; i < 3000; ++i) big << "// line\n";
-  big.close();
-  const auto over = budget(root);
+  // One cap for the production folders together: 60 + 50 lines pass a cap of 110 and fail one of 109.
+  const std::string total_root = gtpo::testing::fresh_temp_dir("size_budget_total");
+  for (const auto& [folder, lines] : {std::pair{"model", 60}, std::pair{"data", 50}}) {
+    fs::create_directories(total_root + "/" + folder);
+    std::ofstream big(total_root + "/" + folder + "/big.h");
+    for (int i = 0; i < lines; ++i) big << "// line\n";
+  }
+  const auto at_cap =
+      gtpo::testing::run_shell("python3 '" + kScript + "' --root '" + total_root + "' --production-cap 110");
+  INFO(at_cap.output);
+  CHECK(at_cap.code == 0);
+  const auto over =
+      gtpo::testing::run_shell("python3 '" + kScript + "' --root '" + total_root + "' --production-cap 109");
   CHECK(over.code == 1);
-  CHECK_THAT(over.output, Contains("model/ has 3000 lines, over its cap of"));
+  CHECK_THAT(over.output,
+             Contains("production (apps + data + model + rl + runtime) has 110 lines, over its cap of 109"));
+}
+
+TEST_CASE("size budget: --diff prints each production folder's lines against HEAD~1, or says no base",
+          "[size-budget]") {
+  const std::string root = gtpo::testing::fresh_temp_dir("size_budget_diff");
+  const std::string git = "git -C '" + root + "' -c user.name=t -c user.email=t@t ";
+  const auto write_lines = [&](const std::string& path, int lines) {
+    fs::create_directories(fs::path(root + "/" + path).parent_path());
+    std::ofstream f(root + "/" + path);
+    for (int i = 0; i < lines; ++i) f << "// line\n";
+  };
+  const auto diff = [&] {
+    return gtpo::testing::run_shell("python3 '" + kScript + "' --root '" + root + "' --diff");
+  };
+  write_lines("rl/a.cpp", 10);
+  write_lines("model/fixtures/data.py", 5);  // fixtures are data, counted in neither commit
+  REQUIRE(gtpo::testing::run_shell(git + "init -q && " + git + "add -A && " + git + "commit -qm one").code ==
+          0);
+  const auto single = diff();
+  INFO(single.output);
+  CHECK(single.code == 0);
+  CHECK_THAT(single.output, Contains("size: no base"));
+
+  write_lines("rl/a.cpp", 7);
+  write_lines("runtime/b.h", 4);
+  REQUIRE(gtpo::testing::run_shell(git + "add -A && " + git + "commit -qm two").code == 0);
+  write_lines("apps/c.cpp", 2);  // not committed: the working tree is what is counted now
+  const auto changed = diff();
+  INFO(changed.output);
+  CHECK(changed.code == 0);
+  CHECK_THAT(changed.output, Contains("size: production lines against HEAD~1"));
+  CHECK_THAT(changed.output, Contains("size: rl 10 -> 7 (-3)"));
+  CHECK_THAT(changed.output, Contains("size: runtime 0 -> 4 (+4)"));
+  CHECK_THAT(changed.output, Contains("size: apps 0 -> 2 (+2)"));
+  CHECK_THAT(changed.output, Contains("size: model 0 -> 0 (+0)"));
+  CHECK_THAT(changed.output, Contains("size: production 10 -> 13 (+3)"));
 }
 
 TEST_CASE("layers: an include across the floors fails the check, naming the file, the line and the rule",
