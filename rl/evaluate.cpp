@@ -5,8 +5,8 @@
 #include "data/prompt_tokens.h"
 #include "model/sampler.h"
 #include "rl/math/pass_at_k.h"
+#include "rl/non_finite.h"
 #include "rl/rollout_phase.h"
-#include "rl/run/non_finite.h"
 #include "rl/run_config_schema.h"
 #include "runtime/error.h"
 
@@ -36,7 +36,7 @@ EvalResult evaluate(const model::Transformer& model, const data::Tokenizer& toke
     greedy.temperature = 0.0f;
     greedy.max_new_tokens = o.max_new_tokens;
     std::vector<model::Sample> g = model::sample_groups(model, prompts, model::with_model_eos(greedy, model));
-    // A diverged model decodes garbage that merely scores 0: stop instead (rl/run/non_finite.h).
+    // A diverged model decodes garbage that merely scores 0: stop instead (rl/non_finite.h).
     for (const model::Sample& sample : g)
       for (float lp : sample.logprobs) check_finite(lp, "eval", -1, "log-probability of a greedy token");
     for (int64_t i = b0; i < b1; ++i) {

@@ -18,11 +18,11 @@ std::vector<RunKey>
 rl_section_keys();  // rl.algo here; the rest from rl_keys() (rl/math/rl_config.cpp, algorithms)
 std::vector<RunKey> reward_keys();              // rl/reward.cpp
 std::vector<RunKey> teacher_keys();             // rl/distillation.cpp
-std::vector<RunKey> optim_keys();               // rl/run/trainer.cpp
+std::vector<RunKey> optim_keys();               // rl/trainer_keys.cpp
 std::vector<RunKey> sft_keys();                 // rl/sft.cpp
-std::vector<RunKey> train_keys();               // rl/run/trainer.cpp
+std::vector<RunKey> train_keys();               // rl/trainer_keys.cpp
 std::vector<RunKey> eval_keys();                // rl/evaluate.cpp
-std::vector<RunKey> log_keys();                 // rl/run/trainer.cpp
+std::vector<RunKey> log_keys();                 // rl/trainer_keys.cpp
 
 // Every row but the model section's (model::model_keys()), in documentation order.
 const std::vector<RunKey>& keys();

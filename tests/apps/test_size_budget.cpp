@@ -27,6 +27,11 @@ gtpo::testing::ShellResult budget(const std::string& root) {
   return gtpo::testing::run_shell("python3 '" + kScript + "' --root '" + root + "'");
 }
 
+gtpo::testing::ShellResult layers(const std::string& root) {
+  return gtpo::testing::run_shell("python3 '" + std::string(GTPO_SOURCE_DIR) +
+                                  "/scripts/check_layers.py' --root '" + root + "'");
+}
+
 }  // namespace
 
 TEST_CASE("size budget: the tree fits, and a function or the production total over its cap fails, named",
@@ -104,11 +109,7 @@ TEST_CASE("size budget: --diff prints each production folder's lines against HEA
 
 TEST_CASE("layers: an include across the floors fails the check, naming the file, the line and the rule",
           "[size-budget]") {
-  const auto run = [](const std::string& root) {
-    return gtpo::testing::run_shell("python3 '" + std::string(GTPO_SOURCE_DIR) +
-                                    "/scripts/check_layers.py' --root '" + root + "'");
-  };
-  const auto today = run(GTPO_SOURCE_DIR);
+  const auto today = layers(GTPO_SOURCE_DIR);
   INFO(today.output);
   CHECK(today.code == 0);
 
@@ -117,10 +118,10 @@ TEST_CASE("layers: an include across the floors fails the check, naming the file
   fs::create_directories(root + "/runtime");
   std::ofstream(root + "/rl/math/ok.h") << "#include \"runtime/error.h\"\n#include \"rl/math/zscore.h\"\n";
   std::ofstream(root + "/rl/step.cpp") << "#include \"model/transformer.h\"\n#include \"rl/math/ok.h\"\n";
-  CHECK(run(root).code == 0);
+  CHECK(layers(root).code == 0);
   std::ofstream(root + "/rl/math/tensor_user.cpp") << "#include <vector>\n\n#include \"runtime/tensor.h\"\n";
   std::ofstream(root + "/runtime/upward.h") << "#include \"model/transformer.h\"\n";
-  const auto bad = run(root);
+  const auto bad = layers(root);
   CHECK(bad.code == 1);
   CHECK_THAT(bad.output,
              Contains("rl/math/tensor_user.cpp:3: includes runtime/tensor.h, but rl/math/ may include "
@@ -128,4 +129,22 @@ TEST_CASE("layers: an include across the floors fails the check, naming the file
   CHECK_THAT(bad.output,
              Contains("runtime/upward.h:1: includes model/transformer.h, but runtime/ may include only "
                       "runtime/"));
+}
+
+TEST_CASE("layers: rl/run/ is a floor above rl/: rl/run/ may include rl/, an include of it from rl/ fails",
+          "[size-budget]") {
+  const std::string root = gtpo::testing::fresh_temp_dir("layers_run_floor");
+  fs::create_directories(root + "/rl/run");
+  std::ofstream(root + "/rl/run/trainer.h")
+      << "#include \"rl/rl_step.h\"\n#include \"model/transformer.h\"\n";
+  std::ofstream(root + "/rl/rl_step.h") << "#include \"rl/math/rollout.h\"\n";
+  const auto floor_kept = layers(root);
+  INFO(floor_kept.output);
+  CHECK(floor_kept.code == 0);
+  std::ofstream(root + "/rl/external_reward.cpp") << "#include <atomic>\n#include \"rl/run/trainer.h\"\n";
+  const auto upward = layers(root);
+  CHECK(upward.code == 1);
+  CHECK_THAT(upward.output,
+             Contains("rl/external_reward.cpp:2: includes rl/run/trainer.h, but rl/ may include "
+                      "only rl/, model/, runtime/, data/ (not rl/run/)"));
 }
