@@ -18,6 +18,7 @@
 
 #include "data/tasks/options.h"
 #include "model/model_config.h"
+#include "rl/math/algorithm_registry.h"  // defaults_for
 #include "rl/math/rl_config.h"
 #include "runtime/backend.h"
 #include "runtime/config_codec.h"
