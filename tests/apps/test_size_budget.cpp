@@ -148,3 +148,18 @@ TEST_CASE("layers: rl/run/ is a floor above rl/: rl/run/ may include rl/, an inc
              Contains("rl/external_reward.cpp:2: includes rl/run/trainer.h, but rl/ may include "
                       "only rl/, model/, runtime/, data/ (not rl/run/)"));
 }
+
+TEST_CASE("layers: a loop of includes inside rl/math/ fails, naming the include and the loop",
+          "[size-budget]") {
+  const std::string root = gtpo::testing::fresh_temp_dir("layers_math_loop");
+  fs::create_directories(root + "/rl/math");
+  std::ofstream(root + "/rl/math/config.h") << "#include <string>\n";
+  std::ofstream(root + "/rl/math/registry.h") << "#include \"rl/math/config.h\"\n";
+  std::ofstream(root + "/rl/math/config.cpp") << "#include \"rl/math/config.h\"\n";
+  CHECK(layers(root).code == 0);
+  std::ofstream(root + "/rl/math/config.cpp")
+      << "#include \"rl/math/config.h\"\n#include \"rl/math/registry.h\"\n";
+  const auto loop = layers(root);
+  CHECK(loop.code == 1);
+  CHECK_THAT(loop.output, Contains("includes a loop: rl/math/config -> rl/math/registry -> rl/math/config"));
+}
