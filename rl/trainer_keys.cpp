@@ -41,8 +41,7 @@ std::vector<RunKey> train_keys() {
             "seed of initialisation, data order and sampling"),
       field("train", "out_dir", &RunConfig::train, &TrainSection::out_dir, config::text(),
             "run directory: config, metrics.jsonl, samples, checkpoints; must be new or empty (gtpo train "
-            "--resume "
-            "continues a run, --overwrite starts over)"),
+            "--resume continues a run, --overwrite starts over)"),
       field(
           "train", "init_from", &RunConfig::train, &TrainSection::init_from, config::text(),
           "checkpoint directory to start from (its own model config is used: a model section that differs is "
@@ -74,8 +73,7 @@ std::vector<RunKey> train_keys() {
       field("train", "collective_timeout_s", &RunConfig::train, &TrainSection::collective_timeout_s,
             config::number(0, std::numeric_limits<double>::infinity()),
             "mpirun runs: a rank waiting this long for the others (one died or hangs) aborts the job; must "
-            "exceed "
-            "rank 0's eval and checkpoint time; 0 = wait forever (docs/distributed.md)"),
+            "exceed rank 0's eval and checkpoint time; 0 = wait forever (docs/distributed.md)"),
   };
 }
 
@@ -84,17 +82,16 @@ std::vector<RunKey> log_keys() {
   return {
       field("log", "every", &RunConfig::log, &LogSection::every, config::integer<int64_t>(1),
             "print a full step line every this many RL steps (metrics.jsonl always has every step); on a "
-            "terminal a "
-            "line updated in place shows every step"),
+            "terminal a line updated in place shows every step"),
       field("log", "progress", &RunConfig::log, &LogSection::progress, config::boolean(),
             "print progress (step lines, the in-place line, eval results); warnings are printed regardless"),
       field("log", "samples", &RunConfig::log, &LogSection::samples, config::integer<int64_t>(0),
             "completions logged at each train.sample_every step"),
       field("log", "tensorboard", &RunConfig::log, &LogSection::tensorboard, config::boolean(),
             "also write the run's scalars as a TensorBoard event file, "
-            "RUN/tensorboard/events.out.tfevents.gtpo, "
-            "rewritten with report.html at each eval and checkpoint (tensorboard --logdir RUN/tensorboard; "
-            "docs/metrics.md); gtpo report --tensorboard DIR writes it for any run"),
+            "RUN/tensorboard/events.out.tfevents.gtpo, rewritten with report.html at each eval and "
+            "checkpoint (tensorboard --logdir RUN/tensorboard; docs/metrics.md); gtpo report --tensorboard "
+            "DIR writes it for any run"),
   };
 }
 
