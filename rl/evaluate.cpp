@@ -6,7 +6,7 @@
 #include "model/sampler.h"
 #include "rl/math/pass_at_k.h"
 #include "rl/rollout_phase.h"
-#include "rl/run/non_finite.h"
+#include "rl/non_finite.h"
 #include "rl/run_config_schema.h"
 #include "runtime/error.h"
 
@@ -37,7 +37,7 @@ void run_greedy(const model::Transformer& model, const data::Tokenizer& tokenize
                 int64_t& tokens, int64_t& truncated) {
   const model::SamplingOptions greedy = eval_sampling(tokenizer, o, 0.0f, 1);
   std::vector<model::Sample> g = model::sample_groups(model, b.prompts, model::with_model_eos(greedy, model));
-  // A diverged model decodes garbage that merely scores 0: stop instead (rl/run/non_finite.h).
+  // A diverged model decodes garbage that merely scores 0: stop instead (rl/non_finite.h).
   for (const model::Sample& sample : g)
     for (float lp : sample.logprobs) check_finite(lp, "eval", -1, "log-probability of a greedy token");
   for (int64_t i = b.b0; i < b.b1; ++i) {

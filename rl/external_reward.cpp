@@ -4,7 +4,7 @@
 #include <cmath>
 #include <optional>
 
-#include "rl/run/trainer.h"
+#include "rl/stop_flag.h"
 #include "runtime/io/json_parse.h"
 #include "runtime/io/subprocess.h"
 

@@ -7,7 +7,7 @@
 
 #include "rl/distillation.h"
 #include "rl/math/diagnostics.h"
-#include "rl/run/non_finite.h"
+#include "rl/non_finite.h"
 #include "runtime/backend.h"
 #include "runtime/random.h"
 

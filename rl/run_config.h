@@ -6,9 +6,9 @@
 // default, meaning, parse, print), declared beside the code that reads it: the model section in
 // model/model_config.cpp, task options in each task's file, sampler rows in rl/rollout_phase.cpp, rl.* in
 // rl/math/rl_config.cpp, each algorithm's own section in its rl/math/algorithms/ file, optim/train/log rows
-// in rl/run/trainer.cpp, sft in rl/sft.cpp, eval in rl/evaluate.cpp; rl/run_config_schema.cpp only lists the
-// owners. docs/configuration.md is generated from the rows (config_reference_markdown) and a test keeps the
-// two equal.
+// in rl/trainer_keys.cpp (the trainer, rl/run/, reads them), sft in rl/sft.cpp, eval in rl/evaluate.cpp;
+// rl/run_config_schema.cpp only lists the owners. docs/configuration.md is generated from the rows
+// (config_reference_markdown) and a test keeps the two equal.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -18,6 +18,7 @@
 
 #include "data/tasks/options.h"
 #include "model/model_config.h"
+#include "rl/math/algorithm_registry.h"  // defaults_for
 #include "rl/math/rl_config.h"
 #include "runtime/backend.h"
 #include "runtime/config_codec.h"

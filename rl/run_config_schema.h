@@ -15,14 +15,14 @@ std::vector<RunKey> tokenizer_and_task_keys();  // rl/run_config_schema.cpp
 std::vector<RunKey> prompt_keys();              // rl/prompt_template.cpp
 std::vector<RunKey> sampler_keys();             // rl/rollout_phase.cpp
 std::vector<RunKey>
-rl_section_keys();  // rl.algo here; the rest from rl_keys() (rl/math/rl_config.cpp, algorithms)
+rl_section_keys();  // rl.algo here; the rest from rl_keys() (rl/math/algorithm_registry.cpp)
 std::vector<RunKey> reward_keys();              // rl/reward.cpp
 std::vector<RunKey> teacher_keys();             // rl/distillation.cpp
-std::vector<RunKey> optim_keys();               // rl/run/trainer.cpp
+std::vector<RunKey> optim_keys();               // rl/trainer_keys.cpp
 std::vector<RunKey> sft_keys();                 // rl/sft.cpp
-std::vector<RunKey> train_keys();               // rl/run/trainer.cpp
+std::vector<RunKey> train_keys();               // rl/trainer_keys.cpp
 std::vector<RunKey> eval_keys();                // rl/evaluate.cpp
-std::vector<RunKey> log_keys();                 // rl/run/trainer.cpp
+std::vector<RunKey> log_keys();                 // rl/trainer_keys.cpp
 
 // Every row but the model section's (model::model_keys()), in documentation order.
 const std::vector<RunKey>& keys();

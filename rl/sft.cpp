@@ -5,7 +5,7 @@
 
 #include "data/prompt_tokens.h"
 #include "model/memory_estimate.h"
-#include "rl/run/non_finite.h"
+#include "rl/non_finite.h"
 #include "rl/run_config_schema.h"
 #include "rl/sequence_batch.h"
 #include "runtime/backend.h"

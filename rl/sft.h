@@ -27,7 +27,7 @@ struct SftStep {
 // those used), with the gradient clipped at optim.grad_clip; calls on_step after every step. Each step's
 // batch is cut into micro-batches of at most sft.micro_batch_tokens padded tokens whose gradients add up:
 // every token's loss is divided by the whole batch's token count, so the split changes only rounding.
-// A non-finite loss or gradient norm stops it with NonFiniteError (rl/run/non_finite.h) before the update.
+// A non-finite loss or gradient norm stops it with NonFiniteError (rl/non_finite.h) before the update.
 void run_sft(model::Transformer& model, const data::Tokenizer& tokenizer, const ProblemSource& source,
              const RunConfig& config, uint64_t& cursor, const std::function<void(const SftStep&)>& on_step);
 

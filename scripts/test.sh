@@ -9,9 +9,10 @@ if [ -z "${GTPO_HF_PYTHON:-}" ]; then
   GTPO_HF_PYTHON="$(bash "$root/scripts/reference/hf_python.sh")"
   export GTPO_HF_PYTHON
 fi
-# The size budget (folder line caps, 80-line functions) and the layers' includes first: they fail in a
-# second, before the build.
-python3 "$root/scripts/size_budget.py"
+# The size budget (the production line cap, tests' and scripts' caps, 80-line functions) and the layers'
+# includes first: they fail in a second, before the build. --diff prints the change's size per production
+# folder against the merge base with main (or the last tag, or HEAD~1).
+python3 "$root/scripts/size_budget.py" --diff
 python3 "$root/scripts/check_layers.py"
 bash "$root/scripts/build.sh"
 build_dir="${GTPO_BUILD_DIR:-$root/build}"

@@ -1,6 +1,7 @@
 #include "rl/math/rl_config.h"
 
-#include "rl/math/algorithm_registry.h"
+#include <utility>
+
 #include "runtime/error.h"
 
 namespace gtpo::rl {
@@ -152,51 +153,10 @@ std::vector<RlKey> update_keys() {
 
 }  // namespace
 
-RlConfig defaults_for(const std::string& algo) {
-  const Algorithm& a = find_algorithm(algo);
-  RlConfig cfg;
-  cfg.algo = a.name;
-  a.set_defaults(cfg);
-  return cfg;
-}
-
-const std::vector<RlKey>& rl_keys() {
-  static const std::vector<RlKey> all = [] {
-    std::vector<RlKey> k = shared_keys();
-    for (RlKey& key : update_keys()) k.push_back(std::move(key));
-    for (const Algorithm& a : all_algorithms())
-      if (a.keys != nullptr)
-        for (RlKey& key : a.keys()) k.push_back(std::move(key));
-    return k;
-  }();
-  return all;
-}
-
-const RlKey* find_rl_key(const std::string& dotted) {
-  for (const RlKey& k : rl_keys())
-    if (k.dotted() == dotted) return &k;
-  return nullptr;
-}
-
-void set_rl_option(RlConfig& cfg, const std::string& key, const std::string& value) {
-  const RlKey* k = find_rl_key(key);
-  if (k == nullptr) {
-    std::vector<std::string> valid;
-    for (const RlKey& r : rl_keys()) valid.push_back(r.dotted());
-    fail("unknown option '", key, "'", config::did_you_mean(key, valid),
-         "; valid keys: ", config::join(valid));
-  }
-  try {
-    k->set(cfg, value);
-  } catch (const Error& e) {
-    fail(key, ": ", e.what());
-  }
-}
-
-std::vector<std::pair<std::string, std::string>> rl_option_values(const RlConfig& cfg) {
-  std::vector<std::pair<std::string, std::string>> values;
-  for (const RlKey& k : rl_keys()) values.emplace_back(k.dotted(), k.get(cfg));
-  return values;
+std::vector<RlKey> shared_rl_keys() {
+  std::vector<RlKey> k = shared_keys();
+  for (RlKey& key : update_keys()) k.push_back(std::move(key));
+  return k;
 }
 
 int overlong_buffer_tokens(const RlConfig& cfg, int max_new_tokens) {

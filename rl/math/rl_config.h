@@ -1,9 +1,8 @@
-// Every switch of the RL contract (shared/spec/rl-algorithms.md) with its default, and the schema rows
-// (rl.*, and through the registry each algorithm's own section) that set them from text.
+// Every switch of the RL contract (shared/spec/rl-algorithms.md) with its default, and the shared rl.* schema
+// rows that set them from text. The algorithms include it; it knows none of them.
 #pragma once
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "runtime/config_codec.h"
@@ -96,22 +95,10 @@ struct RlConfig {
   EntropyAdvConfig entropy_adv;
 };
 
-// The defaults of the named algorithm; throws gtpo::Error listing the known names for an unknown one.
-RlConfig defaults_for(const std::string& algo);
-
 using RlKey = config::Key<RlConfig>;
 
-// Every RL row: the shared rl.* rows, then each algorithm's own rows in registration order. rl.algo is
-// not among them (it selects the defaults the rows start from).
-const std::vector<RlKey>& rl_keys();
-// Nullptr when there is no such row.
-const RlKey* find_rl_key(const std::string& dotted);
-
-// Sets one option by its dotted key ("gtpo.alpha1", "rl.overlong", ...). Throws gtpo::Error
-// "KEY: expected TYPE, got 'VALUE'"; an unknown key's error lists the valid keys.
-void set_rl_option(RlConfig& cfg, const std::string& key, const std::string& value);
-// (key, current value as set_rl_option would accept it) for every row: the resolved config.
-std::vector<std::pair<std::string, std::string>> rl_option_values(const RlConfig& cfg);
+// The rl.* rows every algorithm shares; rl/math/algorithm_registry.h adds each algorithm's own (rl_keys).
+std::vector<RlKey> shared_rl_keys();
 
 // L_cache of DAPO's soft overlong punishment after resolving the 20%-of-L_max default.
 int overlong_buffer_tokens(const RlConfig& cfg, int max_new_tokens);

@@ -13,6 +13,7 @@
 #include "rl/problem_source.h"
 #include "rl/run_config.h"
 #include "rl/sft.h"
+#include "rl/stop_flag.h"  // request_stop, stop_requested: the trainer reads them
 #include "runtime/dist/communicator.h"
 #include "runtime/optim/adamw.h"
 
@@ -43,12 +44,6 @@ struct RunSegment {
   std::string config;         // the config file read (RUN/config.yaml when resuming)
   ConfigOverrides overrides;  // the command line's overrides, as given
 };
-
-// Asks a running trainer to stop after the current step (SFT or RL) and write a final checkpoint; SIGNAL
-// is the signal that asked (SIGINT, SIGTERM), kept for the exit code. Async-signal-safe.
-void request_stop(int signal);
-bool stop_requested();
-int stop_signal();  // 0 when no stop was requested
 
 class Trainer {
  public:

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "rl/math/advantages.h"
+#include "rl/math/algorithm_registry.h"
 #include "rl/math/entropy_mask.h"
 #include "rl/math/loss_aggregation.h"
 

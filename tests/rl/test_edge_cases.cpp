@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "rl/math/advantages.h"
+#include "rl/math/algorithm_registry.h"
 #include "runtime/error.h"
 
 using namespace gtpo::rl;

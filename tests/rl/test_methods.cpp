@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "rl/math/advantages.h"
+#include "rl/math/algorithm_registry.h"
 #include "rl/math/covariance_selection.h"
 #include "rl/policy_loss.h"
 #include "runtime/autograd.h"

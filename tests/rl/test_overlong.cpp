@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "rl/math/advantages.h"
+#include "rl/math/algorithm_registry.h"
 #include "rl/math/overlong.h"
 #include "runtime/error.h"
 

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "rl/math/algorithm_registry.h"
 #include "rl/math/loss_aggregation.h"
 #include "rl/policy_loss.h"
 #include "runtime/autograd.h"

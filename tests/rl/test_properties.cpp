@@ -7,6 +7,7 @@
 
 #include "random_batch.h"
 #include "rl/math/advantages.h"
+#include "rl/math/algorithm_registry.h"
 #include "rl/math/loss_aggregation.h"
 
 using namespace gtpo::rl;

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "rl/math/advantages.h"
+#include "rl/math/algorithm_registry.h"
 #include "tests/support/spec_group.h"
 
 using namespace gtpo::rl;
