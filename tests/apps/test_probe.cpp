@@ -39,7 +39,7 @@ TEST_CASE("probe: a group is mixed when its rewards are not all equal", "[apps][
   CHECK(rl::mixed_group_share(batch) == Approx(1.0 / 3));
 }
 
-TEST_CASE("probe: identical advantages give cosine 1, an independent batch less; JSON as documented",
+TEST_CASE("probe: identical advantages give cosine 1, an independent batch less, JSON as documented",
           "[apps][probe]") {
   const std::string dir = testing::fresh_temp_dir("probe");
   const std::string config = dir + "/config.yaml", json_path = dir + "/probe.json";

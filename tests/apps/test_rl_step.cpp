@@ -151,7 +151,7 @@ TEST_CASE("sft: micro-batch budgets give the same update up to summation order",
   CHECK(max_relative_difference(whole, grouped) > 0.0);
 }
 
-TEST_CASE("evaluate: sampled_problems samples only the first problems; greedy and their samples unchanged",
+TEST_CASE("evaluate: sampled_problems samples only the first problems, greedy and their samples unchanged",
           "[rl][eval]") {
   rl::RunConfig c =
       rl::parse_run_config(kConfig, "test config", {{"eval.k", "3"}, {"eval.num_problems", "7"}});
