@@ -24,8 +24,8 @@ PRODUCTION_FOLDERS = ("apps", "data", "model", "rl", "runtime")
 PRODUCTION_CAP = 37700
 # tests/ and scripts/ are not production: each keeps its own cap (raised the same way, with the reason).
 OTHER_CAPS = {
-    "tests": 20100,
-    "scripts": 4400,
+    "tests": 20200,
+    "scripts": 4450,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).
 FUNCTION_FOLDERS = PRODUCTION_FOLDERS

@@ -8,11 +8,13 @@
 # evaluations, small enough for docs/; --import of that file lets a later sitting continue the study).
 #
 # usage: scripts/study.sh [--config FILE] [--steps N] [--lr LR] [--seeds "0 1 2 3 4"] [--methods "grpo gtpo ..."]
-#                         [--out DIR] [--import CSV] [--no-build] [--report-only] [--list]
+#                         [--out DIR] [--import CSV] [--no-build] [--report-only] [--list] [--dose SPEC ...]
 #   --steps, --lr   the budget: RL steps and AdamW learning rate of every run (default: the config's); OUT
 #                   records it (OUT/budget.txt) and refuses another budget, so one table never mixes two
 #   --import CSV    take the finished runs of an earlier sitting from its study.csv (runs OUT has are kept)
 #   --list          print every method and the overrides that define it, then exit
+#   --dose SPEC     a dose-response table, NAME:ARM=VALUE,... (scripts/study_report.py), e.g.
+#                   "alpha2:gtpo_a2_0=0,gtpo_a2_0.1=0.1,gtpo_a2_0.3=0.3,gtpo_a2_1=1"
 #   --no-build      use the gtpo binary as it is (no setup.sh, no build.sh)
 #   --report-only   skip training: summarise the runs that exist
 # Two studies may share OUT with different --seeds (one per core, GTPO_THREADS=1) once the first has made the
@@ -20,6 +22,7 @@
 # Environment: GTPO_BUILD_DIR (default build/), GTPO_THREADS (threads per run, default: the library's).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+dose=()
 config="$root/configs/study-progression.yaml" steps="" lr="" seeds="0 1 2 3 4" out="$root/runs/study" import="" report_only=0 build=1
 
 # name: the overrides that make the method (rl.algo resets every rl key to the algorithm's defaults first).
@@ -40,6 +43,17 @@ declare -A method_overrides=(
   [clip_cov]="rl.algo=clip_cov"
   [kl_cov]="rl.algo=kl_cov"
   [entropy_adv]="rl.algo=entropy_adv"
+  # The dose-response arms (configs/study-countdown.yaml): α2 = 0 and β2 = 0 are the exact controls, the same
+  # code without the entropy term; dapo_forking's normaliser and its random-selection control.
+  [gtpo_a2_0]="rl.algo=gtpo gtpo.alpha2=0"
+  [gtpo_a2_0.1]="rl.algo=gtpo gtpo.alpha2=0.1"
+  [gtpo_a2_0.3]="rl.algo=gtpo gtpo.alpha2=0.3"
+  [gtpo_a2_1]="rl.algo=gtpo gtpo.alpha2=1.0"
+  [grpo_s_b2_0]="rl.algo=grpo_s grpo_s.beta2=0"
+  [grpo_s_b2_0.1]="rl.algo=grpo_s grpo_s.beta2=0.1"
+  [grpo_s_b2_0.3]="rl.algo=grpo_s grpo_s.beta2=0.3"
+  [dapo_forking_kept]="rl.algo=dapo_forking dapo_forking.norm=kept"
+  [dapo_forking_random]="rl.algo=dapo_forking dapo_forking.select=random"
 )
 methods="grpo dr_grpo dapo dapo_forking gtpo gtpo_separate gtpo_batch grpo_s grpo_s_geo"
 
@@ -52,11 +66,12 @@ while [ $# -gt 0 ]; do
     --methods) methods="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --import) import="$2"; shift 2 ;;
+    --dose) dose+=(--dose "$2"); shift 2 ;;
     --report-only) report_only=1; shift ;;
     --no-build) build=0; shift ;;
     --list) for m in $(printf '%s\n' "${!method_overrides[@]}" | sort); do printf '%-14s %s\n' "$m" "${method_overrides[$m]}"; done
             echo "default --methods: $methods"; exit 0 ;;
-    -h|--help) sed -n 2,21p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,23p "$0"; exit 0 ;;
     *) echo "study.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -140,5 +155,5 @@ for m in $methods; do for seed in $seeds; do
 done; done
 [ ${#runs[@]} -gt 0 ] || { echo "study.sh: no finished runs in $out" >&2; exit 1; }
 "$gtpo" report "${runs[@]}" --out "$out/report.html" --csv "$out/metrics.csv"
-python3 "$root/scripts/study_report.py" "$out" --steps "$steps" --methods $methods --seeds $seeds --baseline dapo
+python3 "$root/scripts/study_report.py" "$out" --steps "$steps" --methods $methods --seeds $seeds --baseline dapo "${dose[@]}"
 python3 "$root/scripts/study_csv.py" export "$out" "$out/study.csv" --steps "$steps"

@@ -4,6 +4,9 @@ method's paired difference with the baseline on the same seeds, and the curves o
 entropy and response length (mean over seeds) as a table and as an SVG. Standard library only.
 
 usage: study_report.py OUT --steps N --methods grpo dapo ... --seeds 0 1 2 [--baseline dapo]
+                       [--dose "alpha2:gtpo_a2_0=0,gtpo_a2_0.1=0.1,gtpo_a2_1=1" ...]
+--dose NAME:ARM=VALUE,... adds a dose-response table: per seed, the least-squares slope of the final value on
+the dose over the arms that seed finished (at least two doses), then mean ± 95% CI (t) of the slopes over seeds.
 Reads OUT/sft-eval.txt (the shared start, `gtpo eval` output) and OUT/METHOD-sSEED/{eval,metrics}.jsonl.
 Writes OUT/table.md and OUT/curves.svg, and prints the table.
 """
@@ -44,6 +47,38 @@ def fmt(m, h, digits=3):
     if math.isnan(m):
         return "—"
     return f"{m:.{digits}f}" if math.isnan(h) else f"{m:.{digits}f} ± {h:.{digits}f}"
+
+
+def slope(points):
+    """Least-squares slope of y on x; nan with fewer than two distinct x."""
+    n = len(points)
+    mx = sum(x for x, _ in points) / n if n else 0.0
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    if n < 2 or sxx == 0:
+        return float("nan")
+    my = sum(y for _, y in points) / n
+    return sum((x - mx) * (y - my) for x, y in points) / sxx
+
+
+def dose_lines(spec, finals, seeds, keys):
+    """The dose-response table of one --dose NAME:ARM=VALUE,... spec."""
+    name, _, arms_text = spec.partition(":")
+    arms = [(a.split("=")[0], float(a.split("=")[1])) for a in arms_text.split(",") if a]
+    lines = ["", f"Dose-response on {name} (arms " + ", ".join(f"{a} = {v:g}" for a, v in arms) +
+             "): per seed, the least-squares slope of the final value on " + name +
+             ", then mean ± 95% CI over seeds:", "",
+             "| value | seeds | slope | mean at each dose |", "|---|---|---|---|"]
+    for key in keys:
+        slopes, per_dose = [], {v: [] for _, v in arms}
+        for s in seeds:
+            pts = [(v, finals[a][s][key]) for a, v in arms if a in finals and s in finals[a] and key in finals[a][s]]
+            for v, y in pts:
+                per_dose[v].append(y)
+            if len({v for v, _ in pts}) >= 2:
+                slopes.append(slope(pts))
+        means = ", ".join(f"{v:g}: {fmt(*mean_ci(ys))}" for v, ys in per_dose.items() if ys)
+        lines.append(f"| {key} | {len(slopes)} | {fmt(*mean_ci(slopes))} | {means} |")
+    return lines
 
 
 def parse_gtpo_eval(path):
@@ -131,6 +166,7 @@ def main():
     ap.add_argument("--methods", nargs="+", required=True)
     ap.add_argument("--seeds", nargs="+", required=True)
     ap.add_argument("--baseline", default="dapo")
+    ap.add_argument("--dose", action="append", default=[], help="NAME:ARM=VALUE,... (see the module doc)")
     args = ap.parse_args()
 
     start = parse_gtpo_eval(os.path.join(args.out, "sft-eval.txt"))
@@ -184,6 +220,9 @@ def main():
             wtl = f"{sum(x > 0 for x in d)}/{sum(x == 0 for x in d)}/{sum(x < 0 for x in d)}"
             cells = [fmt(*mean_ci([finals[m][s][k] - base[s][k] for s in seeds])) for k in pass_keys]
             lines.append(f"| {m} | {len(seeds)} | {fmt(*mean_ci(d))} | {wtl} | " + " | ".join(cells) + " |")
+
+    for spec in args.dose:
+        lines += dose_lines(spec, finals, args.seeds, ["greedy_accuracy"] + pass_keys)
 
     curves = {m: {key: mean_curves(list(metrics[m].values()), key, args.steps) for key, _ in CURVES}
               for m in args.methods if m in metrics}

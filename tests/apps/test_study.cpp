@@ -154,3 +154,45 @@ TEST_CASE("study.sh --report-only: means, t intervals and paired differences on 
   CHECK_THAT(table, Contains("| dapo | 0.25 / 1.000 / 101 | 0.38 / 0.750 / 102 |"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("study.sh --dose: per-seed least-squares slopes and their t interval on known values",
+          "[apps][study]") {
+  // Doses 0, 1, 2; seed 0 ends at 0.5 0.6 0.7 (slope 0.1), seed 1 at 0.5 0.5 0.9 (0.2), seed 2 flat (0):
+  // 0.100 ± 4.303 · 0.1 / √3 = 0.100 ± 0.248, and pass@1 (half of each) 0.050 ± 0.124.
+  const std::string dir = testing::fresh_temp_dir("study_dose");
+  const std::map<std::string, std::vector<double>> finals = {
+      {"gtpo_a2_0", {0.5, 0.5, 0.6}}, {"gtpo_a2_0.3", {0.6, 0.5, 0.6}}, {"gtpo_a2_1", {0.7, 0.9, 0.6}}};
+  for (const auto& [method, accuracies] : finals) {
+    for (size_t seed = 0; seed < accuracies.size(); ++seed) {
+      const std::string run = dir + "/" + method + "-s" + std::to_string(seed);
+      fs::create_directories(run);
+      std::string metrics;
+      for (int step = 1; step <= 2; ++step)
+        metrics +=
+            nlohmann::json{
+                {"step", step}, {"accuracy", 0.5}, {"entropy_mean", 0.1}, {"response_length_mean", 20}}
+                .dump() +
+            "\n";
+      io::write_file_atomic(run + "/metrics.jsonl", metrics);
+      io::write_file_atomic(run + "/eval.jsonl", nlohmann::json{{"step", 2},
+                                                                {"problems", 10},
+                                                                {"greedy_accuracy", accuracies[seed]},
+                                                                {"pass@1", accuracies[seed] / 2}}
+                                                         .dump() +
+                                                     "\n");
+    }
+  }
+  io::write_file_atomic(dir + "/sft-eval.txt",
+                        "problems 10 | greedy accuracy 0.4000 | pass@1 0.3000 | 1.0s\n");
+  const auto [code, out] = shell(std::string("GTPO_BUILD_DIR=") + GTPO_BINARY_DIR + " bash " +
+                                 GTPO_SOURCE_DIR + "/scripts/study.sh --report-only --out " + dir +
+                                 " --methods 'gtpo_a2_0 gtpo_a2_0.3 gtpo_a2_1' --seeds '0 1 2' --steps 2" +
+                                 " --dose alpha2:gtpo_a2_0=0,gtpo_a2_0.3=1,gtpo_a2_1=2");
+  INFO(out);
+  REQUIRE(code == 0);
+  const std::string table = io::read_file(dir + "/table.md");
+  CHECK_THAT(table, Contains("Dose-response on alpha2"));
+  CHECK_THAT(table, Contains("| greedy_accuracy | 3 | 0.100 ± 0.248 | 0: 0.533 ± 0.143"));
+  CHECK_THAT(table, Contains("| pass@1 | 3 | 0.050 ± 0.124 |"));
+  fs::remove_all(dir);
+}
