@@ -194,7 +194,7 @@ std::string probe_table(const ProbeResult& r) {
   out += buf;
   const std::string base = r.methods.empty() ? "" : r.methods[0].label;
   std::snprintf(buf, sizeof buf, "%-44s %11s %11s %11s %11s\n", "method", "loss tokens", "kept groups",
-                "grad norm", ("cos " + base.substr(0, 7)).c_str());
+                "grad norm", "cos base");
   out += buf;
   for (const MethodProbe& m : r.methods) {
     std::snprintf(buf, sizeof buf, "%-44s %11lld %10.1f%% %11.4g %11.6f\n", m.label.c_str(),
@@ -203,9 +203,9 @@ std::string probe_table(const ProbeResult& r) {
   }
   std::snprintf(
       buf, sizeof buf,
-      "noise floor: cos(%s here, %s on an independent batch) = %.4f; a method above it moves the policy\n"
-      "more like %s than two of %s's own batches do\n",
-      base.c_str(), base.c_str(), r.noise_floor, base.c_str(), base.c_str());
+      "baseline: %s; noise floor (its cosine with itself on an independent batch): %.4f\n"
+      "a method above the floor moves the policy more like the baseline than two of its batches do\n",
+      base.c_str(), r.noise_floor);
   out += buf;
   return out;
 }
