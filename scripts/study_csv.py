@@ -16,7 +16,7 @@ import sys
 
 CURVES = ["accuracy", "entropy_mean", "response_length_mean", "cov_frac"]
 EVAL = ["greedy_accuracy", "greedy_mean_length", "pass@1", "pass@2", "pass@4"]
-RUN = re.compile(r"^[a-z_]+-s[0-9]+$")
+RUN = re.compile(r"^[a-z0-9_.]+-s[0-9]+$")
 
 
 def read_jsonl(path):
