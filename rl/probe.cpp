@@ -100,9 +100,8 @@ Gradient method_gradient(model::Transformer& policy, const RolloutBatch& batch, 
   policy.parameters().zero_grad();
   g.probe.label = method.label;
   g.probe.loss_tokens = stats.tokens;
-  double kept = 0.0;  // responses, G per group
-  for (const ResponseResult& r : adv.responses) kept += r.dropped ? 0.0 : 1.0;
-  g.probe.kept_groups = batch.items.empty() ? 0.0 : kept / static_cast<double>(batch.items.size());
+  const Diagnostics& d = adv.diagnostics;
+  g.probe.kept_groups = d.groups > 0 ? 1.0 - d.dropped_group_fraction : 0.0;
   g.probe.grad_norm = norm(g.flat);
   return g;
 }
