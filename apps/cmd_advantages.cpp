@@ -11,6 +11,7 @@
 
 #include "apps/args.h"
 #include "apps/commands.h"
+#include "apps/method_help.h"
 #include "apps/rollout_line.h"
 #include "rl/math/advantages.h"
 #include "rl/math/algorithm_registry.h"
@@ -41,20 +42,19 @@ void print_usage(std::ostream& os, const std::string& algo) {
         "  group: prompt key (string or integer); correct: verifier outcome; entropies: H of the old policy "
         "per\n"
         "  response token; truncated (default false): hit max_new_tokens, counts as incorrect;\n"
-        "  length (optional): defaults to the number of entropies (grpo, dr_grpo, dapo and rloo accept a "
-        "bare length).\n"
+        "  length (optional): defaults to the number of entropies ("
+     << algorithm_names_where(&rl::Algorithm::needs_entropies, false)
+     << " accept a bare length).\n"
         "Output, one line per input line, same order:\n"
         "  {\"group\": ..., \"shaped\": [...] | number | null, \"advantages\": [...], \"loss_mask\": [...],\n"
         "   \"dropped\": bool[, \"seq_advantage\": number]}\n"
-        "  shaped is per token for gtpo, one number otherwise, null for a group dropped by dynamic "
-        "sampling.\n"
+        "  shaped is per token for "
+     << algorithm_names_where(&rl::Algorithm::token_level_shaping, true)
+     << ", one number otherwise, null for a group dropped by dynamic sampling.\n"
         "A one-line JSON summary of the diagnostics goes to stdout; --diagnostics writes them in full.\n"
         "\n"
         "Algorithms:\n";
-  for (const rl::Algorithm& a : rl::all_algorithms()) {
-    const std::string name = a.name;
-    os << "  " << name << std::string(name.size() < 14 ? 14 - name.size() : 1, ' ') << a.summary << "\n";
-  }
+  os << algorithm_lines();
   // With --algo, show that algorithm's defaults; the keys are the same for every algorithm.
   const bool known = !algo.empty() && [&] {
     for (const std::string& n : rl::algorithm_names())

@@ -12,6 +12,7 @@
 #include "apps/args.h"
 #include "apps/commands.h"
 #include "apps/device_setup.h"
+#include "apps/method_help.h"
 #include "apps/run_setup.h"
 #include "rl/run/console.h"
 #include "rl/run/run_checks.h"
@@ -192,7 +193,11 @@ int run_train(int argc, char** argv) {
             "after the current SFT or RL step with a checkpoint (exit status 130 or 143).\n"
             "mpirun -np N gtpo train ... runs N data-parallel ranks, each keeping 1/N of the optimiser\n"
             "state; a checkpoint resumes with any N (docs/distributed.md).\n"
-            "Every key and its default: docs/configuration.md.",
+            "Every key and its default: docs/configuration.md.\n\n"
+            "Algorithms (rl.algo):\n" +
+                algorithm_lines() +
+                "\nPolicy losses (rl.policy_loss; the sequence-level algorithms' own):\n" +
+                policy_loss_lines(),
             kFlags)
             .c_str(),
         stdout);

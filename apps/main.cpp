@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "apps/commands.h"
+#include "rl/math/algorithm_registry.h"
 #include "runtime/config_codec.h"
 #include "runtime/error.h"
 
@@ -17,7 +18,7 @@ namespace {
 
 struct Command {
   const char* name;
-  const char* summary;
+  std::string summary;
   int (*run)(int, char**);
 };
 
@@ -29,7 +30,9 @@ const std::vector<Command>& commands() {
        gtpo::apps::run_sample},
       {"score", "per-token log-probs and entropies of given sequences", gtpo::apps::run_score},
       {"sft", "supervised warm start on reference solutions; writes a model checkpoint", gtpo::apps::run_sft},
-      {"train", "SFT warm start (optional) then RL with grpo, dr_grpo, dapo, dapo_forking, gtpo or grpo_s",
+      {"train",
+       "SFT warm start (optional) then RL with one of " + std::to_string(gtpo::rl::all_algorithms().size()) +
+           " algorithms: gtpo, grpo_s and what they are compared with (train --help lists them)",
        gtpo::apps::run_train},
       {"eval", "greedy accuracy, mean@k and pass@k of a checkpoint", gtpo::apps::run_eval},
       {"probe",
@@ -53,7 +56,7 @@ void print_usage() {
       "shaping\n\n"
       "usage: gtpo COMMAND [options]      (gtpo COMMAND --help for a command's options; gtpo --version)\n\n"
       "commands:\n");
-  for (const Command& c : commands()) std::printf("  %-12s %s\n", c.name, c.summary);
+  for (const Command& c : commands()) std::printf("  %-12s %s\n", c.name, c.summary.c_str());
 }
 
 // The version and what this binary was built with (a run's behaviour depends on both).

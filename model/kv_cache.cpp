@@ -28,25 +28,6 @@ int64_t KvCache::bytes() const {
   return total;
 }
 
-void KvCache::fill_groups_from(const KvCache& source, int64_t group) {
-  GTPO_CHECK(source.batch * group == batch, "kv cache: ", source.batch, " prompts x ", group,
-             " samples do not fill a cache of batch ", batch);
-  GTPO_CHECK(source.length <= capacity, "kv cache: prompt length ", source.length, " exceeds capacity ", capacity);
-  GTPO_CHECK(keys.size() == source.keys.size(), "kv cache: layer counts differ");
-  for (size_t l = 0; l < keys.size(); ++l) {
-    for (const auto& [dst, src] : {std::pair{&keys[l], &source.keys[l]}, std::pair{&values[l], &source.values[l]}}) {
-      const int64_t row = dst->numel() / (batch * capacity);  // kv_heads * head_dim
-      Backend& be = dst->backend();
-      float* out = dst->mutable_data();
-      for (int64_t b = 0; b < source.batch; ++b)
-        for (int64_t g = 0; g < group; ++g)
-          be.copy_2d(out + (b * group + g) * capacity * row, row, src->data() + b * source.capacity * row, row,
-                     source.length, row, sizeof(float));
-    }
-  }
-  length = source.length;
-}
-
 void KvCache::share_groups_from(const KvCache& source, int64_t group) {
   GTPO_CHECK(source.batch * group == batch, "kv cache: ", source.batch, " prompts x ", group,
              " samples do not fill a cache of batch ", batch);

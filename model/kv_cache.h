@@ -24,13 +24,10 @@ struct KvCache {
   static KvCache allocate(const ModelConfig& config, int64_t batch, int64_t capacity, Device device);
   int64_t bytes() const;
 
-  // Fills this cache's rows r * group .. r * group + group - 1 with row r of `source` (its first
-  // source.length positions): a group of samples shares one prefilled prompt.
-  void fill_groups_from(const KvCache& source, int64_t group);
-  // Same effect without the copy: rows r * group .. r * group + group - 1 read row r of `source` as their
-  // first source.length positions (the tensors are shared, so `source` may go out of scope). Decode then
-  // streams each prompt's keys and values once per group from cache instead of once per row from memory.
-  // Needs a backend whose supports(Capability::attention_prefix) is true.
+  // A group of samples shares one prefilled prompt: rows r * group .. r * group + group - 1 read row r of
+  // `source` as their first source.length positions (the tensors are shared, so `source` may go out of
+  // scope). Decode then streams each prompt's keys and values once per group from cache instead of once per
+  // row from memory.
   void share_groups_from(const KvCache& source, int64_t group);
 };
 

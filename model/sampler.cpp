@@ -130,11 +130,8 @@ void prefill(Decode& d, const std::vector<PromptInput>& prompts) {
       Tensor::from_ints(prefill_mask, {B, P}, d.device), d.prompt_cache,
       /*last_only=*/true);  // [B, 1, V]
   d.cache = KvCache::allocate(d.model.config(), d.R, d.capacity, d.device);
-  // Samples of a group read their prompt's keys and values from one shared copy where the backend can.
-  if (backend_for(d.device).supports(Capability::attention_prefix))
-    d.cache.share_groups_from(d.prompt_cache, G);
-  else
-    d.cache.fill_groups_from(d.prompt_cache, G);
+  // Samples of a group read their prompt's keys and values from one shared copy.
+  d.cache.share_groups_from(d.prompt_cache, G);
   // [B, V] repeated G times as [B, G, V], in one primitive call on the model's device (times 1.0: exact).
   d.logits = Tensor::empty({d.R, d.V}, d.device);
   d.logits.backend().expand_axis(last_logits.data(), d.logits.mutable_data(), B, G, d.V, 1.0f);

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "model/memory_estimate.h"
+#include "rl/math/algorithm_registry.h"
 #include "rl/math/covariance_selection.h"
 #include "rl/math/loss_aggregation.h"
 #include "rl/sequence_batch.h"
@@ -85,19 +86,20 @@ struct MicroMetrics {
   SamplerGap gap;
 };
 
+// The loss metrics that add up over micro-batches (then a mean per optimiser step), and those that are
+// token-weighted means.
+using Metric = double PolicyLossMetrics::*;
+constexpr Metric kSummed[] = {&PolicyLossMetrics::loss, &PolicyLossMetrics::policy_loss,
+                              &PolicyLossMetrics::kl_loss, &PolicyLossMetrics::entropy_bonus};
+constexpr Metric kTokenMeans[] = {&PolicyLossMetrics::clip_frac_low,  &PolicyLossMetrics::clip_frac_high,
+                                  &PolicyLossMetrics::dual_clip_frac, &PolicyLossMetrics::cov_frac,
+                                  &PolicyLossMetrics::approx_kl,      &PolicyLossMetrics::entropy_mean,
+                                  &PolicyLossMetrics::ratio_mean};
+
 void accumulate(PolicyLossMetrics& total, const PolicyLossMetrics& m) {
   const double w = static_cast<double>(m.tokens);
-  total.loss += m.loss;
-  total.policy_loss += m.policy_loss;
-  total.kl_loss += m.kl_loss;
-  total.entropy_bonus += m.entropy_bonus;
-  total.clip_frac_low += w * m.clip_frac_low;
-  total.clip_frac_high += w * m.clip_frac_high;
-  total.dual_clip_frac += w * m.dual_clip_frac;
-  total.cov_frac += w * m.cov_frac;
-  total.approx_kl += w * m.approx_kl;
-  total.entropy_mean += w * m.entropy_mean;
-  total.ratio_mean += w * m.ratio_mean;
+  for (Metric f : kSummed) total.*f += m.*f;
+  for (Metric f : kTokenMeans) total.*f += w * (m.*f);
   total.ratio_max = std::max(total.ratio_max, m.ratio_max);
   total.tokens += m.tokens;
 }
@@ -117,7 +119,8 @@ std::vector<MicroMetrics> gather_metrics(dist::Communicator& comm, const std::ve
 }
 
 // The clip statuses of the items other ranks computed (samples.jsonl shows them).
-void gather_clip(dist::Communicator& comm, const std::vector<uint8_t>& computed_here, std::vector<ClipStatus>& clip) {
+void gather_clip(dist::Communicator& comm, const std::vector<uint8_t>& computed_here,
+                 std::vector<ClipStatuses>& clip) {
   if (comm.size() == 1) return;
   dist::ByteWriter w;
   for (std::size_t i = 0; i < clip.size(); ++i) {
@@ -130,7 +133,7 @@ void gather_clip(dist::Communicator& comm, const std::vector<uint8_t>& computed_
     while (!r.done()) {
       const uint64_t i = r.get<uint64_t>();
       GTPO_CHECK(i < clip.size(), "clip statuses: item ", i, " out of range");
-      clip[i] = r.get_vector<uint8_t>();
+      clip[i] = r.get_vector<ClipStatus>();
     }
   }
 }
@@ -162,13 +165,13 @@ struct MiniBatch {
   std::vector<std::vector<float>> token_w;
   std::vector<float> seq_w;
   std::vector<int64_t> active;
-  std::vector<std::vector<uint8_t>> cov_selected;  // per item, with rl.policy_loss clip_cov or kl_cov
+  std::vector<std::vector<uint8_t>> cov_selected;  // per item, with a loss that selects (clip_cov, kl_cov)
 };
 
-// Clip-Cov's or KL-Cov's tokens over the whole mini-batch (rl/math/covariance_selection.h), from π_old.
+// The loss's selected tokens over the whole mini-batch (PolicyLoss::select), from π_old.
 void select_by_covariance(const Update& u, MiniBatch& mb, uint64_t seed) {
-  const PolicyLossKind kind = u.rl.policy_loss;
-  if (kind != PolicyLossKind::ClipCov && kind != PolicyLossKind::KlCov) return;
+  const SelectFn select = active_policy_loss(u.rl).select;
+  if (select == nullptr) return;
   std::vector<float> old, adv;
   std::vector<uint8_t> in_loss;
   for (int64_t i = mb.first; i < mb.last; ++i) {
@@ -179,10 +182,7 @@ void select_by_covariance(const Update& u, MiniBatch& mb, uint64_t seed) {
     in_loss.insert(in_loss.end(), r.loss_mask.begin(), r.loss_mask.end());
   }
   const std::vector<double> cov = token_covariances(old, adv, in_loss);
-  const std::vector<uint8_t> selected =
-      kind == PolicyLossKind::ClipCov
-          ? clip_cov_selection(cov, in_loss, u.rl.clip_cov.ratio, u.rl.clip_cov.lb, u.rl.clip_cov.ub, seed)
-          : kl_cov_selection(cov, in_loss, u.rl.kl_cov.ratio);
+  const std::vector<uint8_t> selected = select(cov, in_loss, u.rl, seed);
   auto at = selected.begin();
   for (int64_t i = mb.first; i < mb.last; ++i) {
     const size_t len = u.adv.responses[static_cast<size_t>(i)].loss_mask.size();
@@ -255,7 +255,7 @@ PolicyLossInputs loss_inputs(const Update& u, const MiniBatch& mb, const std::ve
   in.advantages.assign(n, 0.0f);
   in.token_weights.assign(n, 0.0f);
   in.sequence_level = u.adv.sequence_level_loss;
-  in.seq_ratio = u.adv.sequence_ratio;
+  if (in.sequence_level) in.seq_ratio = find_algorithm(u.rl.algo).sequence_ratio(u.rl);
   if (!mb.cov_selected.empty()) in.cov_selected.assign(n, 0);
   if (!u.trainer_old.empty()) in.is_weights.assign(n, 0.0f);
   for (size_t row = 0; row < rows.size(); ++row) {
@@ -320,7 +320,7 @@ MicroMetrics run_micro_batch(Update& u, const MiniBatch& mb, const std::vector<i
   MicroMetrics out;
   if (u.measure_gap) out.gap = sampler_gap(u, rows, mbatch, lp_ent.logprob.to_vector());
   PolicyLossMetrics& m = out.loss;
-  ClipStatus clip;
+  ClipStatuses clip;
   // Detached entropies still feed the entropy metric when there is no entropy bonus.
   const bool entropy_needed = u.rl.entropy_coef != 0.0;
   Tensor loss = policy_loss(lp_ent.logprob, entropy_needed ? lp_ent.entropy : lp_ent.entropy.detach(), in,
@@ -330,8 +330,8 @@ MicroMetrics run_micro_batch(Update& u, const MiniBatch& mb, const std::vector<i
     const int64_t item = rows[row];
     const model::Sample& s = u.batch.items[static_cast<size_t>(item)].sample;
     u.computed_here[static_cast<size_t>(item)] = 1;
-    ClipStatus& status = u.stats.clip[static_cast<size_t>(item)];
-    status.assign(s.tokens.size(), 0);
+    ClipStatuses& status = u.stats.clip[static_cast<size_t>(item)];
+    status.assign(s.tokens.size(), ClipStatus::None);
     for (size_t t = 0; t < s.tokens.size(); ++t) status[t] = clip[static_cast<size_t>(mbatch.first[row]) + t];
   }
   return out;
@@ -379,18 +379,9 @@ void score_old_policy(Update& u) {
 void to_means(UpdateStats& stats) {
   PolicyLossMetrics& l = stats.loss;
   const double steps = static_cast<double>(std::max<int64_t>(stats.optimizer_steps, 1));
-  l.loss /= steps;
-  l.policy_loss /= steps;
-  l.kl_loss /= steps;
-  l.entropy_bonus /= steps;
+  for (Metric f : kSummed) l.*f /= steps;
   const double w = static_cast<double>(std::max<int64_t>(stats.loss.tokens, 1));
-  l.clip_frac_low /= w;
-  l.clip_frac_high /= w;
-  l.dual_clip_frac /= w;
-  l.cov_frac /= w;
-  l.approx_kl /= w;
-  l.entropy_mean /= w;
-  l.ratio_mean /= w;
+  for (Metric f : kTokenMeans) l.*f /= w;
   stats.tokens = l.tokens;
   stats.grad_clip_frac /= steps;
 }

@@ -29,7 +29,7 @@ struct UpdateStats {
       0.0;  // share of the optimiser steps whose norm was above optim.grad_clip (it bound)
   int64_t optimizer_steps = 0;
   int64_t tokens = 0;      // response tokens that entered the loss, summed over epochs
-  std::vector<ClipStatus> clip;  // per item of the batch, from the last epoch
+  std::vector<ClipStatuses> clip;  // per item of the batch, from the last epoch
   // The sampler/trainer gap |log π_train − log π_sampler| before the step's first optimiser step, largest
   // and mean over the loss tokens: from the forward of the first mini-batch (its tokens), or with
   // rl.rollout_correction from its scoring of the whole batch. And rl.rollout_correction's share of

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "rl/distillation.h"
+#include "rl/math/algorithm_registry.h"
 #include "rl/math/diagnostics.h"
 #include "rl/non_finite.h"
 #include "runtime/backend.h"
@@ -189,7 +190,7 @@ RlStepResult rl_step(const RlStepModels& m, const RunConfig& config, uint64_t& c
   for (const RolloutItem& it : r.batch.items) old_logprobs.push_back(it.sample.logprobs);
   const double cov = logprob_advantage_covariance(old_logprobs, r.advantages.responses);
   r.metrics["logprob_adv_cov"] = std::isnan(cov) ? nlohmann::json() : nlohmann::json(cov);
-  if (config.rl.policy_loss == PolicyLossKind::ClipCov || config.rl.policy_loss == PolicyLossKind::KlCov)
+  if (active_policy_loss(config.rl).select != nullptr)  // the share of tokens it treated apart
     r.metrics["cov_frac"] = r.update.loss.cov_frac;
   if (entropy_coef) r.metrics["entropy_coef"] = *entropy_coef;  // the coefficient this step's update used
   if (m.teacher) r.metrics.update(distillation_metrics(distillation));

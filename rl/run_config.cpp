@@ -9,6 +9,7 @@
 #include "data/tasks/registry.h"
 #include "rl/foreign_names.h"
 #include "rl/math/algorithm_registry.h"
+#include "rl/math/losses/loss.h"
 #include "rl/reward.h"
 #include "rl/run_config_schema.h"
 #include "runtime/error.h"
@@ -162,19 +163,19 @@ std::optional<model::ModelConfig> build_model(const std::vector<ConfigValue>& va
 }
 
 // Whether the run reads V: an algorithm's own section (gtpo.*, ...) only under that algorithm, a loss's
-// (clip_cov.*, kl_cov.*) only with that rl.policy_loss, and a few rl.* keys only with what they tune.
+// (clip_cov.*, kl_cov.*) only with that loss, and a few rl.* keys only with what they tune.
 bool setting_is_read(const ConfigValue& v, const RlConfig& rl) {
+  const PolicyLoss& loss = active_policy_loss(rl);
   if (v.section == "rl") {
     if (v.key == "rollout_correction_cap") return rl.rollout_correction != RolloutCorrection::None;
     if (v.key == "entropy_target_step") return rl.entropy_target > 0.0;
-    if (v.key == "clip_low" || v.key == "clip_high") return rl.policy_loss != PolicyLossKind::KlCov;
-    if (v.key == "dual_clip")
-      return rl.policy_loss == PolicyLossKind::Clip || rl.policy_loss == PolicyLossKind::ClipCov;
+    if (v.key == "clip_low" || v.key == "clip_high") return loss.reads_clip_range;
+    if (v.key == "dual_clip") return loss.reads_dual_clip;
     return true;
   }
   if (find_rl_key(v.section + "." + v.key) == nullptr) return true;  // not an RL setting
-  if (v.section == "clip_cov") return rl.policy_loss == PolicyLossKind::ClipCov;
-  if (v.section == "kl_cov") return rl.policy_loss == PolicyLossKind::KlCov;
+  for (const PolicyLoss& l : all_policy_losses())
+    if (v.section == l.name) return &l == &loss;
   return v.section == rl.algo;
 }
 
@@ -188,7 +189,7 @@ void note_unread_settings(const std::vector<ConfigValue>& values, bool resolved,
       unread.push_back(v.section + "." + v.key + " (" + v.where + ")");
   if (!unread.empty())
     c.notes.push_back("these settings have no effect with rl.algo " + c.rl.algo + " and rl.policy_loss " +
-                      to_string(c.rl.policy_loss) + ": " + config::join(unread));
+                      c.rl.policy_loss + ": " + config::join(unread));
   const bool token_rewards =
       !c.teacher.path.empty() || std::any_of(c.reward.functions.begin(), c.reward.functions.end(),
                                              [](const RewardFunctionConfig& f) { return f.token_rewards; });
@@ -229,8 +230,8 @@ void validate(const RunConfig& c, const std::string& where) {
              " needs train.device cuda (tf32 and bf16 are GPU-only; the CPU computes in fp32)");
   GTPO_CHECK(c.rl.mini_batch_prompts <= c.train.prompts_per_step, where, ": rl.mini_batch_prompts (",
              c.rl.mini_batch_prompts, ") exceeds train.prompts_per_step (", c.train.prompts_per_step, ")");
-  GTPO_CHECK(c.rl.policy_loss == PolicyLossKind::Clip || !find_algorithm(c.rl.algo).sequence_level_loss,
-             where, ": rl.policy_loss ", to_string(c.rl.policy_loss), " is a per-token loss, and ", c.rl.algo,
+  GTPO_CHECK(c.rl.policy_loss == "clip" || find_algorithm(c.rl.algo).sequence_ratio == nullptr, where,
+             ": rl.policy_loss ", c.rl.policy_loss, " is a per-token loss, and ", c.rl.algo,
              "'s loss is over sequences: it takes rl.policy_loss clip");
   validate_reward_section(c.reward, where);
 }

@@ -81,8 +81,7 @@ struct AttentionArgs {
   const int32_t* key_mask = nullptr;
   // Optional shared prefix (a group of samples decoding from one prompt): positions j < prefix_len of batch
   // entry b are read from entry b / prefix_group of prefix_k / prefix_v (rows laid out like k, entries
-  // prefix_batch_stride elements apart) instead of from k / v. Forward only, and only on backends whose
-  // supports(Capability::attention_prefix) is true; ops check both.
+  // prefix_batch_stride elements apart) instead of from k / v. Forward only; every backend has it.
   const float* prefix_k = nullptr;
   const float* prefix_v = nullptr;
   int64_t prefix_len = 0, prefix_group = 1, prefix_batch_stride = 0;
@@ -127,11 +126,16 @@ struct BackendOptions {
 
 // Features a backend may or may not have (Backend::supports).
 enum class Capability {
-  attention_prefix,       // attention_forward honours AttentionArgs::prefix_* (else callers copy the prefix)
   fused_swiglu,           // swiglu_forward / swiglu_backward exist (else ops::swiglu composes silu and mul)
   attention_query_range,  // attention_forward / _backward honour AttentionArgs::query_range (else every
                           // query)
   attention_kv_rows,      // attention_forward honours AttentionArgs::kv_rows
+};
+
+// One decoupled AdamW step's scalars (Backend::adamw_step); the bias corrections are 1 - beta^t.
+struct AdamWStep {
+  float lr = 0.0f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.0f;
+  float bias_correction1 = 1.0f, bias_correction2 = 1.0f;
 };
 
 // One primitive's share of a profile (Backend::profile): its calls and their total time.
@@ -150,137 +154,36 @@ class Backend {
   virtual void configure(const BackendOptions& options) { options_ = options; }
   const BackendOptions& options() const { return options_; }
 
-  // ---- memory --------------------------------------------------------------------------------
-  virtual void* allocate(size_t bytes) = 0;  // cached: steady loops do not reach the system allocator
-  virtual void deallocate(void* ptr, size_t bytes) = 0;
-  virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) = 0;
-  virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) = 0;
+  // The primitives every backend implements (runtime/backend_primitives.h).
+#define GTPO_BACKEND_PRIMITIVE(ret, name, params) virtual ret name params = 0;
+#include "runtime/backend_primitives.h"
+#undef GTPO_BACKEND_PRIMITIVE
+
+  // ---- with a default ------------------------------------------------------------------------
+  virtual void synchronize() {}
   // Host memory that this device copies to and from fastest, for buffers a loop reuses (the sampler's
   // logits): page-locked on a GPU (a pageable copy ran at ~9.5 GB/s on an H200), plain aligned memory on the
   // CPU. Release with free_host; not cached, so allocate once per loop, not per step.
   virtual void* allocate_host(size_t bytes);
   virtual void free_host(void* ptr);
-  virtual void copy(void* dst, const void* src, size_t bytes) = 0;
-  virtual void fill(float* dst, float value, int64_t n) = 0;
-  virtual void fill_i32(int32_t* dst, int32_t value, int64_t n) = 0;
-  virtual void synchronize() {}
-
-  // ---- dense algebra -------------------------------------------------------------------------
-  virtual void gemm(const GemmArgs& args) = 0;
   // The width of the column panels into which gemm packs a transposed B (stored [n, k]) anew on every call
   // at this size, as the CPU's register kernel does; 0 where it reads B as it is (cuBLAS, Eigen's tiles).
   // A weight multiplied by a few rows many times (decoding) is then packed once: ops::prepare_weight.
-  virtual int64_t gemm_b_panel_width(int64_t k, int64_t n) const {
-    (void)k;
-    (void)n;
-    return 0;
-  }
-
-  // ---- elementwise ---------------------------------------------------------------------------
-  virtual void unary(UnaryOp op, const float* x, float* y, int64_t n, float scalar) = 0;
-  // gx = gy * dy/dx. x is the input, y the forward output (either may be used).
-  virtual void unary_backward(UnaryOp op, const float* x, const float* y, const float* gy, float* gx, int64_t n,
-                              float scalar) = 0;
-  virtual void binary(BinaryOp op, const float* a, const float* b, float* out, const BinaryPlan& plan) = 0;
+  virtual int64_t gemm_b_panel_width(int64_t k, int64_t n) const;
+  // Optional features are asked for with supports(), one general query (as ggml's supports_op), so a new
+  // optional feature is a Capability value, not another virtual. None by default.
+  virtual bool supports(Capability capability) const;
   // Only where supports(Capability::fused_swiglu): out = silu(gate) * up over n elements, and its backward
   // (ggate, gup overwritten), each in one pass, with the bits of the unary silu and binary mul they replace.
   virtual void swiglu_forward(const float* gate, const float* up, float* out, int64_t n);
-  virtual void swiglu_backward(const float* gate, const float* up, const float* gout, float* ggate, float* gup,
-                               int64_t n);
-
-  // ---- reductions and layout -----------------------------------------------------------------
-  // out[o, i] = scale * sum_l x[o, l, i], in one order on every backend: chunks of kReduceChunkRows
-  // consecutive l, each added in index order from 0.0f, the chunk sums added in chunk order from 0.0f, the
-  // total times scale (when scale != 1). Every backend gives the same bits.
-  virtual void reduce_sum(const float* x, float* out, int64_t outer, int64_t len, int64_t inner, float scale) = 0;
-  // out[o, l, i] = scale * x[o, i]
-  virtual void expand_axis(const float* x, float* out, int64_t outer, int64_t len, int64_t inner, float scale) = 0;
-  // Copies a [rows, cols] block of elem_size-byte elements between strided row-major buffers.
-  virtual void copy_2d(void* dst, int64_t dst_row_stride, const void* src, int64_t src_row_stride, int64_t rows,
-                       int64_t cols, size_t elem_size) = 0;
-  // out = x permuted: out.shape[i] = shape[perm[i]]; rank <= 8.
-  virtual void permute(const float* x, float* out, const std::vector<int64_t>& shape,
-                       const std::vector<int64_t>& perm) = 0;
-  // out[i] = the sum of squares of the ns[i] elements at xs[i], accumulated in double in a fixed order, for
-  // every i in one call: a GPU waits once for all of them, not once per buffer (gradient clipping asks it of
-  // every parameter). out is host memory.
-  virtual void sum_squares_each(const std::vector<const float*>& xs, const std::vector<int64_t>& ns,
-                                double* out) = 0;
+  virtual void swiglu_backward(const float* gate, const float* up, const float* gout, float* ggate,
+                               float* gup, int64_t n);
   // One buffer's sum_squares_each.
   double sum_squares(const float* x, int64_t n) {
     double out = 0.0;
     sum_squares_each({x}, {n}, &out);
     return out;
   }
-
-  // ---- row-wise normalisation ----------------------------------------------------------------
-  // log_softmax=false: y = softmax(x) over the last dim; true: y = log_softmax(x).
-  virtual void softmax_forward(const float* x, float* y, int64_t rows, int64_t cols, bool log_softmax) = 0;
-  virtual void softmax_backward(const float* y, const float* gy, float* gx, int64_t rows, int64_t cols,
-                                bool log_softmax) = 0;
-  // bias may be null. mean and rstd are [rows] saved for backward. gweight/gbias are overwritten; gbias may be null.
-  virtual void layer_norm_forward(const float* x, const float* weight, const float* bias, float* y, float* mean,
-                                  float* rstd, int64_t rows, int64_t cols, float eps) = 0;
-  virtual void layer_norm_backward(const float* x, const float* weight, const float* mean, const float* rstd,
-                                   const float* gy, float* gx, float* gweight, float* gbias, int64_t rows,
-                                   int64_t cols) = 0;
-  virtual void rms_norm_forward(const float* x, const float* weight, float* y, float* rstd, int64_t rows,
-                                int64_t cols, float eps) = 0;
-  virtual void rms_norm_backward(const float* x, const float* weight, const float* rstd, const float* gy, float* gx,
-                                 float* gweight, int64_t rows, int64_t cols) = 0;
-
-  // ---- embeddings and positions ----------------------------------------------------------------
-  // out[r] = table[ids[r]]; ids are validated by the op before the call.
-  virtual void embedding_forward(const float* table, const int32_t* ids, float* out, int64_t n, int64_t dim) = 0;
-  // gtable (vocab x dim) is overwritten: zeros, then rows accumulated in id order.
-  virtual void embedding_backward(const int32_t* ids, const float* gy, float* gtable, int64_t n, int64_t dim,
-                                  int64_t vocab) = 0;
-  // Rotary embedding, half-split convention (pairs (d, d + head_dim/2)), x laid out [rows, heads, head_dim],
-  // rotation angle positions[r] * rope_scaled_inv_freq(theta^(-2d/head_dim), freq) (runtime/rope_frequencies.h).
-  // inverse=true rotates by the negative angle (backward).
-  virtual void rope(const float* x, const int32_t* positions, float* out, int64_t rows, int64_t heads,
-                    int64_t head_dim, const RopeFrequencies& freq, bool inverse) = 0;
-
-  // ---- attention -----------------------------------------------------------------------------
-  // Optional features are asked for with supports(), one general query (as ggml's supports_op), so a new
-  // optional feature is a Capability value, not another virtual.
-  virtual bool supports(Capability capability) const { (void)capability; return false; }
-  // out has q's layout; lse [batch, q_heads, q_len] is saved for backward (-inf for a query with no key).
-  virtual void attention_forward(const AttentionArgs& args, const float* q, const float* k, const float* v,
-                                 float* out, float* lse) = 0;
-  // gq, gk, gv are overwritten (gk, gv with k's layout, dense: kv_batch_stride ignored for them).
-  virtual void attention_backward(const AttentionArgs& args, const float* q, const float* k, const float* v,
-                                  const float* out, const float* lse, const float* gout, float* gq, float* gk,
-                                  float* gv) = 0;
-
-  // ---- losses over a vocabulary --------------------------------------------------------------
-  // loss[r] = lse(x_r) - x_r[target_r]; rows whose target == ignore_index get loss 0.
-  virtual void cross_entropy_forward(const float* logits, const int32_t* targets, float* loss, float* lse,
-                                     int64_t rows, int64_t vocab, int32_t ignore_index) = 0;
-  // glogits[r] = grow[r] * (softmax(x_r) - onehot(target_r)); zero for ignored rows.
-  virtual void cross_entropy_backward(const float* logits, const int32_t* targets, const float* lse,
-                                      const float* grow, float* glogits, int64_t rows, int64_t vocab,
-                                      int32_t ignore_index) = 0;
-  // With z = logits * inv_temperature: logprob[r] = z[target] - lse(z), entropy[r] = -sum p log p.
-  virtual void logprob_entropy_forward(const float* logits, const int32_t* targets, float* logprob, float* entropy,
-                                       float* lse, int64_t rows, int64_t vocab, float inv_temperature) = 0;
-  // glogits = inv_T * (glogprob (onehot - p) - gentropy p (log p + H)); glogprob or gentropy may be null.
-  virtual void logprob_entropy_backward(const float* logits, const int32_t* targets, const float* lse,
-                                        const float* entropy, const float* glogprob, const float* gentropy,
-                                        float* glogits, int64_t rows, int64_t vocab, float inv_temperature) = 0;
-
-  // ---- token choice --------------------------------------------------------------------------
-  // ids[r] = the token row r of logits [rows, vocab] gives with the uniform uniforms[r] in [0, 1) (the
-  // definition: runtime/token_choice.h). Every backend gives the same ids from the same logits. uniforms
-  // may be null when args.temperature is 0.
-  virtual void choose_tokens(const float* logits, const double* uniforms, int32_t* ids, int64_t rows,
-                             int64_t vocab, const TokenChoiceArgs& args) = 0;
-
-  // ---- optimiser -----------------------------------------------------------------------------
-  // Decoupled AdamW on n elements, in place: param -= lr * (m_hat / (sqrt(v_hat) + eps) + weight_decay * param).
-  virtual void adamw_step(float* param, const float* grad, float* m, float* v, int64_t n, float lr, float beta1,
-                          float beta2, float eps, float weight_decay, float bias_correction1,
-                          float bias_correction2) = 0;
 
   // ---- per-primitive timing -------------------------------------------------------------------
   // Off by default (gtpo bench --profile). While on, every primitive call adds its time to its name's

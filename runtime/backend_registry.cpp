@@ -17,6 +17,10 @@ void* Backend::allocate_host(size_t bytes) {
 }
 void Backend::free_host(void* ptr) { std::free(ptr); }
 
+int64_t Backend::gemm_b_panel_width(int64_t, int64_t) const { return 0; }
+
+bool Backend::supports(Capability) const { return false; }
+
 // The optional primitives' defaults: reached only by a caller that skipped supports().
 void Backend::swiglu_forward(const float*, const float*, float*, int64_t) {
   fail("swiglu_forward: the ", name(), " backend has no fused SwiGLU (ask supports(Capability::fused_swiglu))");

@@ -21,10 +21,10 @@ import sys
 # what a reader pays. Raise it in the commit that needs it, with a line in docs/ARCHITECTURE.md ("Budget")
 # saying what the lines bought.
 PRODUCTION_FOLDERS = ("apps", "data", "model", "rl", "runtime")
-PRODUCTION_CAP = 37700
+PRODUCTION_CAP = 37850
 # tests/ and scripts/ are not production: each keeps its own cap (raised the same way, with the reason).
 OTHER_CAPS = {
-    "tests": 20200,
+    "tests": 20300,
     "scripts": 4450,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).

@@ -24,7 +24,7 @@ AdvantageResult compute_advantages(const std::vector<Response>& batch, const RlC
   AdvantageResult result;
   result.algo = algo.name;
   result.token_level_shaping = algo.token_level_shaping;
-  result.sequence_level_loss = algo.sequence_level_loss;
+  result.sequence_level_loss = algo.sequence_ratio != nullptr;
   result.responses.resize(batch.size());
   std::vector<std::vector<int>> kept_groups;
   for (std::size_t g = 0; g < groups.members.size(); ++g) {

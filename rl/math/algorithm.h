@@ -26,18 +26,21 @@ struct AlgorithmInput {
 // (pre-sized by the driver: advantages hold |o_i| zeros, loss_mask is set). It may narrow loss_mask.
 using ComputeFn = void (*)(const AlgorithmInput& input, AdvantageResult& result);
 
+// Written with designated initializers (Algorithm{.name = ..., ...}); a field left out keeps its default.
 struct Algorithm {
-  const char* name;
-  const char* summary;              // one line for --help
-  void (*set_defaults)(RlConfig&);  // applied on top of RlConfig{} by defaults_for()
-  ComputeFn compute;
-  bool needs_entropies;      // the math reads H; responses must carry |o_i| entropies
-  bool token_level_shaping;  // shaped holds one reward per token
-  bool sequence_level_loss;  // the policy loss is over sequences (use seq_advantage)
+  const char* name = "";
+  const char* summary = "";                   // one line for --help
+  void (*set_defaults)(RlConfig&) = nullptr;  // applied on top of RlConfig{} by defaults_for()
+  ComputeFn compute = nullptr;
+  bool needs_entropies = false;      // the math reads H; responses must carry |o_i| entropies
+  bool token_level_shaping = false;  // shaped holds one reward per token
+  // Non-null: the policy loss is the sequence loss (rl/math/losses/sequence.cpp) over seq_advantage, with
+  // this mean of the token ratios as each response's ratio; nullptr: the token loss rl.policy_loss names.
+  MeanKind (*sequence_ratio)(const RlConfig&) = nullptr;
   // Whether reward functions enter only through c_i, never through r_i's value (gtpo, grpo_s unless their
   // outcome key says reward); nullptr = never.
-  bool (*outcome_from_correctness)(const RlConfig&);
-  std::vector<RlKey> (*keys)();  // the rows of the algorithm's own section; nullptr = none
+  bool (*outcome_from_correctness)(const RlConfig&) = nullptr;
+  std::vector<RlKey> (*keys)() = nullptr;  // the rows of the algorithm's own section; nullptr = none
 };
 
 }  // namespace gtpo::rl

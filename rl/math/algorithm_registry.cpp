@@ -40,9 +40,15 @@ RlConfig defaults_for(const std::string& algo) {
   return cfg;
 }
 
+const PolicyLoss& active_policy_loss(const RlConfig& cfg) {
+  return find_algorithm(cfg.algo).sequence_ratio != nullptr ? sequence_policy_loss()
+                                                            : find_policy_loss(cfg.policy_loss);
+}
+
 const std::vector<RlKey>& rl_keys() {
   static const std::vector<RlKey> all = [] {
     std::vector<RlKey> k = shared_rl_keys();
+    for (RlKey& key : policy_loss_keys()) k.push_back(std::move(key));
     for (const Algorithm& a : all_algorithms())
       if (a.keys != nullptr)
         for (RlKey& key : a.keys()) k.push_back(std::move(key));

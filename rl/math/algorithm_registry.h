@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "rl/math/algorithm.h"
+#include "rl/math/losses/loss.h"
 
 namespace gtpo::rl {
 
@@ -16,7 +17,12 @@ const Algorithm& find_algorithm(const std::string& name);
 // The defaults of the named algorithm; throws gtpo::Error listing the known names for an unknown one.
 RlConfig defaults_for(const std::string& algo);
 
-// Every RL row: the shared rl.* rows, then each algorithm's own rows in registration order. rl.algo is
+// The policy loss a config trains with: the sequence loss for a sequence-level algorithm (gspo, grpo_s),
+// else the token loss rl.policy_loss names.
+const PolicyLoss& active_policy_loss(const RlConfig& cfg);
+
+// Every RL row: the shared rl.* rows, the losses' (rl.policy_loss, clip_cov.*, kl_cov.*), then each
+// algorithm's own rows in registration order. rl.algo is
 // not among them (it selects the defaults the rows start from).
 const std::vector<RlKey>& rl_keys();
 // Nullptr when there is no such row.

@@ -15,12 +15,6 @@ const std::vector<std::pair<std::string, LossAgg>> kLossAggs = {
     {"seq-mean-token-sum", LossAgg::SeqMeanTokenSum},
     {"seq-mean-token-sum-norm", LossAgg::SeqMeanTokenSumNorm}};
 
-const std::vector<std::pair<std::string, PolicyLossKind>> kPolicyLosses = {
-    {"clip", PolicyLossKind::Clip},
-    {"cispo", PolicyLossKind::Cispo},
-    {"clip_cov", PolicyLossKind::ClipCov},
-    {"kl_cov", PolicyLossKind::KlCov}};
-
 // A count that the RL code keeps as int.
 Codec<int> count(int lo) { return config::integer<int>(lo, 2147483647); }
 
@@ -68,11 +62,6 @@ std::vector<RlKey> shared_keys() {
             "ε_high: the importance ratio is clipped above at 1 + clip_high"),
       field("rl", "dual_clip", &RlConfig::dual_clip, dual_clip(),
             "dual clip c for negative advantages (on = 3.0)"),
-      field(
-          "rl", "policy_loss", &RlConfig::policy_loss, config::choice(kPolicyLosses),
-          "per-token loss: clip (PPO's clipped surrogate), cispo (clipped IS weight times log π, gradient "
-          "through every token), clip_cov (clip with a random few high-covariance tokens detached, "
-          "clip_cov.*), kl_cov (no clip; the largest-covariance tokens get a |log ratio| penalty, kl_cov.*)"),
       field(
           "rl", "rollout_correction", &RlConfig::rollout_correction,
           config::choice<RolloutCorrection>({{"none", RolloutCorrection::None},
@@ -166,12 +155,6 @@ int overlong_buffer_tokens(const RlConfig& cfg, int max_new_tokens) {
 
 const char* to_string(LossAgg v) {
   for (const auto& [word, c] : kLossAggs)
-    if (c == v) return word.c_str();
-  return "?";
-}
-
-const char* to_string(PolicyLossKind v) {
-  for (const auto& [word, c] : kPolicyLosses)
     if (c == v) return word.c_str();
   return "?";
 }

@@ -16,7 +16,6 @@ enum class Outcome { Correctness, Reward };  // gtpo.outcome, grpo_s.outcome: wh
 enum class Overlong { None, DapoSoft, Grop };                                              // rl.overlong
 enum class LossAgg { TokenMean, SeqMeanTokenMean, SeqMeanTokenSum, SeqMeanTokenSumNorm };  // rl.loss_agg
 enum class KlEstimator { K1, K2, K3 };                                                     // rl.kl_estimator
-enum class PolicyLossKind { Clip, Cispo, ClipCov, KlCov };                                 // rl.policy_loss
 enum class RolloutCorrection { None, Tis, Mis };  // rl.rollout_correction
 enum class ForkingNorm { All, Kept };             // dapo_forking.norm
 enum class ForkingSelect { Entropy, Random };     // dapo_forking.select
@@ -66,7 +65,7 @@ struct RlConfig {
   double clip_low = 0.2;   // rl.clip_low  (ε_low)
   double clip_high = 0.2;  // rl.clip_high (ε_high)
   double dual_clip = 0.0;  // rl.dual_clip: c for Â < 0; 0 = off
-  PolicyLossKind policy_loss = PolicyLossKind::Clip;
+  std::string policy_loss = "clip";  // a token loss of rl/math/losses/loss_registry.h
   RolloutCorrection rollout_correction = RolloutCorrection::None;
   double rollout_correction_cap = 2.0;  // C of TIS (min(ρ, C)) and MIS (ρ > C masked)
   LossAgg loss_agg = LossAgg::SeqMeanTokenMean;
@@ -97,13 +96,13 @@ struct RlConfig {
 
 using RlKey = config::Key<RlConfig>;
 
-// The rl.* rows every algorithm shares; rl/math/algorithm_registry.h adds each algorithm's own (rl_keys).
+// The rl.* rows every algorithm shares; rl/math/algorithm_registry.h adds the losses' (rl.policy_loss and
+// their sections) and each algorithm's own (rl_keys).
 std::vector<RlKey> shared_rl_keys();
 
 // L_cache of DAPO's soft overlong punishment after resolving the 20%-of-L_max default.
 int overlong_buffer_tokens(const RlConfig& cfg, int max_new_tokens);
 
 const char* to_string(LossAgg v);
-const char* to_string(PolicyLossKind v);
 
 }  // namespace gtpo::rl

@@ -87,9 +87,6 @@ struct AdvantageResult {
   std::string algo;
   bool token_level_shaping = false;       // shaped holds one value per token
   bool sequence_level_loss = false;       // the loss is over sequences (grpo_s, Eq. 10): use seq_advantage
-  // The sequence ratio of a sequence-level loss: mean of the token ratios (grpo_s.ratio arith) or their
-  // geometric mean exp(mean_t log w_{i,t}) (GSPO; grpo_s.ratio geo).
-  MeanKind sequence_ratio = MeanKind::Geo;
   std::vector<ResponseResult> responses;  // same order as the input batch
   Diagnostics diagnostics;
 };

@@ -92,11 +92,14 @@ std::string reward_value_note(const RunConfig& c) {
   for (const RewardFunctionConfig& f : c.reward.functions)
     if (f.name != "correct" || !f.command.empty()) valued.push_back(f.name);
   if (valued.empty()) return "";
+  std::vector<std::string> by_value;  // the algorithms without an outcome key
+  for (const Algorithm& a : all_algorithms())
+    if (a.outcome_from_correctness == nullptr) by_value.emplace_back(a.name);
   return "rl.algo " + c.rl.algo + " shapes rewards from correctness alone: the values of reward.functions " +
          config::join(valued) +
          " enter only through the correctness they imply (a function's `correct` flag, " +
          "else r_i >= reward.correct_threshold " + config::format_double(c.reward.correct_threshold) +
-         "), never as magnitudes; grpo, dr_grpo, dapo and dapo_forking use r_i itself (docs/algorithms.md, " +
+         "), never as magnitudes; " + config::join(by_value) + " use r_i itself (docs/algorithms.md, " +
          "\"Rewards from reward functions\"; " + c.rl.algo + ".outcome=reward lets r_i in)";
 }
 

@@ -77,7 +77,7 @@ void record_segment(const std::string& out_dir, const std::string& config_yaml, 
 
 // Per-token view of one response for samples.jsonl: what a researcher inspects.
 nlohmann::json sample_json(int64_t step, const RolloutItem& it, const Response& response,
-                           const ResponseResult& r, const ClipStatus& clip, const data::Tokenizer& tok,
+                           const ResponseResult& r, const ClipStatuses& clip, const data::Tokenizer& tok,
                            const std::vector<RewardFunctionConfig>* reward_functions) {
   nlohmann::json tokens = nlohmann::json::array();
   for (int32_t id : it.sample.tokens) tokens.push_back(tok.token_text(id));
@@ -136,8 +136,8 @@ void log_samples(JsonlLog& log, int64_t step, const RlStepResult& r, int64_t how
     result.advantages.assign(it.sample.tokens.size(), 0.0f);
     result.loss_mask.assign(it.sample.tokens.size(), 0);
     result.dropped = true;
-    log.write(sample_json(step, it, response, result, ClipStatus(it.sample.tokens.size(), 0), tok,
-                          reward_functions));
+    log.write(sample_json(step, it, response, result, ClipStatuses(it.sample.tokens.size(), ClipStatus::None),
+                          tok, reward_functions));
   }
 }
 

@@ -11,12 +11,13 @@
 
 namespace gtpo {
 
-void CpuBackend::adamw_step(float* param, const float* grad, float* m, float* v, int64_t n, float lr, float beta1,
-                            float beta2, float eps, float weight_decay, float bias_correction1,
-                            float bias_correction2) {
+void CpuBackend::adamw_step(float* param, const float* grad, float* m, float* v, int64_t n,
+                            const AdamWStep& s) {
   GTPO_PRIMITIVE("adamw_step");
+  const float lr = s.lr, beta1 = s.beta1, beta2 = s.beta2, eps = s.eps;
+  const float bias_correction1 = s.bias_correction1, bias_correction2 = s.bias_correction2;
   // p *= (1 - lr*wd) is PyTorch's form of p -= lr*wd*p; one factor per step keeps it a single rounding.
-  const float decay = 1.0f - lr * weight_decay;
+  const float decay = 1.0f - lr * s.weight_decay;
   const float one_minus_b1 = 1.0f - beta1;
   const float one_minus_b2 = 1.0f - beta2;
   // A division and a square root per element: chunks of 2048 put a hidden-64 model's 64 x 64 and 64 x 192

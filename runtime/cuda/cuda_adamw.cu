@@ -9,21 +9,11 @@
 
 namespace gtpo::cuda {
 
-void CudaBackend::adamw_step(float* param, const float* grad, float* m, float* v, int64_t n, float lr, float beta1,
-                             float beta2, float eps, float weight_decay, float bias_correction1,
-                             float bias_correction2) {
+void CudaBackend::adamw_step(float* param, const float* grad, float* m, float* v, int64_t n,
+                             const AdamWStep& step) {
   GTPO_PRIMITIVE("adamw_step");
   if (n <= 0) return;
-  AdamwScalars k;
-  k.lr = lr;
-  k.beta1 = beta1;
-  k.beta2 = beta2;
-  k.eps = eps;
-  k.bias_correction1 = bias_correction1;
-  k.bias_correction2 = bias_correction2;
-  k.decay = 1.0f - lr * weight_decay;  // host code, built with -ffp-contract=off like the CPU backend
-  k.one_minus_b1 = 1.0f - beta1;
-  k.one_minus_b2 = 1.0f - beta2;
+  const AdamwScalars k = adamw_scalars(step);
   adamw_kernel<<<grid_for(n, kAdamwThreads), kAdamwThreads, 0, stream_of(*this)>>>(param, grad, m, v, n, k);
   GTPO_CUDA_CHECK_LAUNCH();
 }

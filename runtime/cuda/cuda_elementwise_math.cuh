@@ -140,6 +140,19 @@ struct AdamwScalars {
   float one_minus_b2;  // 1 - beta2
 };
 
+// Host code, built with -ffp-contract=off like the CPU backend, so decay is cpu_adamw.cpp's bits.
+inline AdamwScalars adamw_scalars(const AdamWStep& s) {
+  return {s.lr,
+          s.beta1,
+          s.beta2,
+          s.eps,
+          s.bias_correction1,
+          s.bias_correction2,
+          1.0f - s.lr * s.weight_decay,
+          1.0f - s.beta1,
+          1.0f - s.beta2};
+}
+
 // One element of cpu_adamw.cpp's loop, same operations in the same order.
 GTPO_HD void adamw_element(float& param, float g, float& m, float& v, const AdamwScalars& k) {
   using namespace ieee;

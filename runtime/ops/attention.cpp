@@ -182,8 +182,6 @@ Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_
   if (prefix.length > 0) {
     const Tensor& pk = prefix.keys;
     const Tensor& pv = prefix.values;
-    GTPO_CHECK(q.backend().supports(Capability::attention_prefix), "attention_cached: the ", q.backend().name(),
-               " backend has no shared-prefix attention; copy the prefix into the cache instead");
     const int64_t cache_batch = k_cache.size(0);  // q's batch unless q holds some rows of the cache
     GTPO_CHECK(prefix.group >= 1 && cache_batch % prefix.group == 0, "attention_cached: batch ", cache_batch,
                " is not a multiple of the prefix group ", prefix.group);

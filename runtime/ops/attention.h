@@ -30,8 +30,7 @@ Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_
 
 // A prefix of the cache shared by groups of batch entries (the prompt of a group of samples): keys and
 // values [B / group, Tp, Hkv, D], of which positions [0, length) replace positions [0, length) of every
-// entry b's own cache rows, read from prefix entry b / group. Only on backends whose
-// supports(Capability::attention_prefix) is true.
+// entry b's own cache rows, read from prefix entry b / group.
 struct SharedPrefix {
   Tensor keys, values;
   int64_t length = 0;

@@ -73,8 +73,8 @@ void AdamW::step(float lr) {
     // In-place writes (mutable_data bumps the versions): a graph that saved the old values must now
     // refuse to run backward.
     p.tensor.backend().adamw_step(p.tensor.mutable_data() + o.first, grad.data() + o.first,
-                                  s.exp_avg.mutable_data(), s.exp_avg_sq.mutable_data(), o.count, lr,
-                                  options_.beta1, options_.beta2, options_.eps, wd, bc1, bc2);
+                                  s.exp_avg.mutable_data(), s.exp_avg_sq.mutable_data(), o.count,
+                                  {lr, options_.beta1, options_.beta2, options_.eps, wd, bc1, bc2});
   }
 }
 

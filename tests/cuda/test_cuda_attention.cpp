@@ -126,11 +126,6 @@ TEST_CASE("primitives: fused attention with GQA, cache strides, key masks and q_
 TEST_CASE("primitives: attention forward reading a shared prompt prefix (grouped decode)",
           "[cuda][primitives][attention]") {
   GTPO_CUDA_DEVICE_OR_SKIP(dev, "attention with a shared prefix");
-  if (!backend_for(dev).supports(Capability::attention_prefix)) {
-    WARN(backend_for(dev).name() << " does not read shared prefixes (supports(Capability::attention_prefix) is false): "
-                                 "the sampler copies prompts per row there; nothing to compare");
-    return;
-  }
   // 6 rows in groups of 3 share 2 prompts of 7 positions; each row has 12 positions (5 of its own).
   const int64_t B = 6, group = 3, Tp = 7, kv_len = 12, cap = 16, prefix_cap = 9, Hq = 4, Hkv = 2, D = 32;
   for (int64_t q_len : {int64_t{1}, int64_t{3}}) {

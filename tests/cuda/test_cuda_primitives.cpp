@@ -654,8 +654,8 @@ TEST_CASE("primitives: AdamW step", "[cuda][primitives][optim]") {
       auto run = [&](Device d) {
         Tensor tp = up(p, d), tg = up(g, d), tm = up(m, d), tv = up(v, d);
         const float bc1 = 1.0f - std::pow(0.9f, 3.0f), bc2 = 1.0f - std::pow(0.999f, 3.0f);
-        backend_for(d).adamw_step(tp.data(), tg.data(), tm.data(), tv.data(), n, 1e-3f, 0.9f, 0.999f, 1e-8f, wd, bc1,
-                                  bc2);
+        backend_for(d).adamw_step(tp.data(), tg.data(), tm.data(), tv.data(), n,
+                                  {1e-3f, 0.9f, 0.999f, 1e-8f, wd, bc1, bc2});
         return std::vector<std::vector<float>>{tp.to_vector(), tm.to_vector(), tv.to_vector()};
       };
       const auto ref = run(Device::cpu), got = run(dev);

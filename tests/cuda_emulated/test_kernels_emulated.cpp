@@ -309,20 +309,10 @@ struct EmuBackend {
   }
 
   // cuda_adamw.cu
-  void adamw_step(float* param, const float* grad, float* m, float* v, int64_t n, float lr, float beta1,
-                  float beta2, float eps, float weight_decay, float bias_correction1,
-                  float bias_correction2) {
+  void adamw_step(float* param, const float* grad, float* m, float* v, int64_t n,
+                  const gtpo::AdamWStep& step) {
     if (n <= 0) return;
-    K::AdamwScalars k;
-    k.lr = lr;
-    k.beta1 = beta1;
-    k.beta2 = beta2;
-    k.eps = eps;
-    k.bias_correction1 = bias_correction1;
-    k.bias_correction2 = bias_correction2;
-    k.decay = 1.0f - lr * weight_decay;
-    k.one_minus_b1 = 1.0f - beta1;
-    k.one_minus_b2 = 1.0f - beta2;
+    const K::AdamwScalars k = K::adamw_scalars(step);
     launch(K::adamw_kernel, K::grid_for(n, K::kAdamwThreads), 1, K::kAdamwThreads, 0, param, grad, m, v, n,
            k);
   }
@@ -421,8 +411,9 @@ void adamw_cases() {
       std::vector<float> p = p0, m(n, 0.0f), v(n, 0.0f);
       for (int s = 1; s <= 3; ++s) {
         const float b1 = 0.9f, b2 = 0.999f;
-        be.adamw_step(p.data(), grads[s - 1].data(), m.data(), v.data(), n, 1e-3f, b1, b2, 1e-8f, 0.1f,
-                      1.0f - std::pow(b1, float(s)), 1.0f - std::pow(b2, float(s)));
+        be.adamw_step(
+            p.data(), grads[s - 1].data(), m.data(), v.data(), n,
+            {1e-3f, b1, b2, 1e-8f, 0.1f, 1.0f - std::pow(b1, float(s)), 1.0f - std::pow(b2, float(s))});
       }
       return Outs{D(p), D(m), D(v)};
     });

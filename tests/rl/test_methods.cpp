@@ -101,7 +101,7 @@ PolicyLossInputs inputs_a(const RlConfig& cfg) {
   in.advantages = token_advantages(adv);
   in.token_weights.assign(10, 0.1f);
   in.sequence_level = adv.sequence_level_loss;
-  in.seq_ratio = adv.sequence_ratio;
+  if (in.sequence_level) in.seq_ratio = find_algorithm(cfg.algo).sequence_ratio(cfg);
   if (in.sequence_level) {
     in.seq_begin = kBegin;
     in.seq_end = kEnd;
@@ -115,7 +115,7 @@ struct LossAndGrad {
   double loss;
   std::vector<float> grad;
   PolicyLossMetrics metrics;
-  ClipStatus clip;
+  ClipStatuses clip;
 };
 
 LossAndGrad run_loss(const PolicyLossInputs& in, const RlConfig& cfg,
@@ -177,8 +177,8 @@ TEST_CASE("methods: CISPO's loss and gradient match the numpy reference", "[rl][
   check(capped.grad, ref("cispo_028.dlogp"));
   // Every token keeps a gradient, the two whose weight was capped included (PPO's clip drops theirs).
   for (float g : capped.grad) CHECK(g != 0.0f);
-  CHECK(capped.clip[2] == 2);
-  CHECK(capped.clip[8] == 2);
+  CHECK(capped.clip[2] == ClipStatus::High);
+  CHECK(capped.clip[8] == ClipStatus::High);
 }
 
 TEST_CASE("methods: Clip-Cov's covariances, band and loss match the numpy reference", "[rl][methods]") {
@@ -197,7 +197,7 @@ TEST_CASE("methods: Clip-Cov's covariances, band and loss match the numpy refere
   CHECK(r.loss == Approx(ref_scalar("clip_cov.loss")).margin(1e-6));
   check(r.grad, ref("clip_cov.dlogp"));
   CHECK(r.metrics.cov_frac == Approx(0.4));
-  CHECK(r.clip[1] == 4);
+  CHECK(r.clip[1] == ClipStatus::Selected);
 }
 
 TEST_CASE("methods: KL-Cov's selection and loss match the numpy reference", "[rl][methods]") {

@@ -142,8 +142,8 @@ TEST_CASE("policy loss: finite differences agree for clip_cov and kl_cov with IS
           "[rl][loss][grad]") {
   Batch b = random_batch(9, 6);
   const int64_t n = static_cast<int64_t>(b.logprobs.size());
-  for (PolicyLossKind kind : {PolicyLossKind::ClipCov, PolicyLossKind::KlCov}) {
-    INFO(to_string(kind));
+  for (const char* kind : {"clip_cov", "kl_cov"}) {
+    INFO(kind);
     RlConfig cfg = defaults_for("grpo");
     cfg.policy_loss = kind;
     PolicyLossInputs in = inputs_for(b, LossAgg::TokenMean, 0, static_cast<size_t>(n));
@@ -157,40 +157,6 @@ TEST_CASE("policy loss: finite differences agree for clip_cov and kl_cov with IS
         testing::gradcheck([&](const std::vector<Tensor>& x) { return policy_loss(x[0], Tensor(), in, cfg); },
                            {lp}, {1e-3, 1e-4, 2e-2}) <= 1);
   }
-}
-
-TEST_CASE("policy loss: clipping, dual clip and KL estimators on hand cases", "[rl][loss]") {
-  RlConfig cfg = defaults_for("dapo");  // ε_low 0.2, ε_high 0.28
-  auto one = [&](float ratio, float adv, PolicyLossMetrics& m, ClipStatus& clip) {
-    PolicyLossInputs in;
-    in.old_logprobs = {0.0f};
-    in.advantages = {adv};
-    in.token_weights = {1.0f};
-    Tensor lp = Tensor::from_vector({std::log(ratio)}, {1});
-    lp.set_requires_grad(true);
-    Tensor loss = policy_loss(lp, Tensor(), in, cfg, &m, &clip);
-    loss.backward();
-    return std::pair<float, float>{loss.item(), lp.grad().item()};
-  };
-  PolicyLossMetrics m;
-  ClipStatus clip;
-  auto [l1, g1] = one(1.5f, 1.0f, m, clip);  // above 1 + 0.28 with A > 0: clipped, no gradient
-  CHECK(l1 == Approx(-1.28f));
-  CHECK(g1 == 0.0f);
-  CHECK(clip[0] == 2);
-  CHECK(m.clip_frac_high == 1.0);
-  auto [l2, g2] = one(0.5f, -1.0f, m, clip);  // below 1 - 0.2 with A < 0: clipped
-  CHECK(l2 == Approx(0.8f));
-  CHECK(g2 == 0.0f);
-  CHECK(clip[0] == 1);
-  auto [l3, g3] = one(1.1f, 1.0f, m, clip);  // inside: -w A, d/dlogp = -w A
-  CHECK(l3 == Approx(-1.1f));
-  CHECK(g3 == Approx(-1.1f));
-  cfg.dual_clip = 3.0;
-  auto [l4, g4] = one(5.0f, -1.0f, m, clip);  // -min(-5, -0.8) = 5 > 3: dual clip bounds it at 3
-  CHECK(l4 == Approx(3.0f));
-  CHECK(g4 == 0.0f);
-  CHECK(clip[0] == 3);
 }
 
 TEST_CASE("policy loss: mismatched inputs are errors", "[rl][loss][errors]") {

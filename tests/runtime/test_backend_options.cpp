@@ -32,7 +32,7 @@ TEST_CASE("backend_for(cuda) either works or says why the device is missing", "[
 TEST_CASE("backends register themselves: a CUDA build links the CUDA probe, and asks for it only on demand",
           "[backend]") {
   CHECK(backend_built(Device::cpu));
-  CHECK(backend_for(Device::cpu).supports(Capability::attention_prefix));
+  CHECK(backend_for(Device::cpu).supports(Capability::fused_swiglu));
 #ifdef GTPO_WITH_CUDA
   // runtime/cuda/cuda_register.cpp reached the registry although the runtime library never names it.
   CHECK(backend_built(Device::cuda));

@@ -16,21 +16,16 @@ void defaults(RlConfig& c) {
   verl_defaults(c);
   c.clip_low = 1.0;
   c.clip_high = 4.0;
-  c.policy_loss = PolicyLossKind::Cispo;
+  c.policy_loss = "cispo";
 }
 
 }  // namespace
 
 Algorithm cispo() {
-  return {"cispo",
-          "CISPO: GRPO's advantage, loss -sg[clip(w)] A log pi on every token, token-mean",
-          defaults,
-          grpo_compute,
-          /*needs_entropies=*/false,
-          /*token_level_shaping=*/false,
-          /*sequence_level_loss=*/false,
-          /*outcome_from_correctness=*/nullptr,
-          /*keys=*/nullptr};
+  return {.name = "cispo",
+          .summary = "CISPO: GRPO's advantage, loss -sg[clip(w)] A log pi on every token, token-mean",
+          .set_defaults = defaults,
+          .compute = grpo_compute};
 }
 
 }  // namespace gtpo::rl::algorithms

@@ -16,35 +16,17 @@ namespace {
 
 void defaults(RlConfig& c) {
   verl_defaults(c);
-  c.policy_loss = PolicyLossKind::ClipCov;
-}
-
-std::vector<RlKey> keys() {
-  using config::field;
-  using config::number;
-  const double inf = std::numeric_limits<double>::infinity();
-  return {
-      field("clip_cov", "ratio", &RlConfig::clip_cov, &ClipCovConfig::ratio, number(0, 1, true),
-            "clip_cov: share of the loss tokens detached (at least one), with rl.policy_loss clip_cov"),
-      field("clip_cov", "lb", &RlConfig::clip_cov, &ClipCovConfig::lb, number(-inf, inf),
-            "clip_cov: candidates have lb < Cov(log π_old, Â) < ub"),
-      field("clip_cov", "ub", &RlConfig::clip_cov, &ClipCovConfig::ub, number(-inf, inf),
-            "clip_cov: upper end of the candidates' covariance band"),
-  };
+  c.policy_loss = "clip_cov";
 }
 
 }  // namespace
 
 Algorithm clip_cov() {
-  return {"clip_cov",
-          "Clip-Cov: GRPO's advantage and clip, a random few tokens of high Cov(log pi, A) detached",
-          defaults,
-          grpo_compute,
-          /*needs_entropies=*/false,
-          /*token_level_shaping=*/false,
-          /*sequence_level_loss=*/false,
-          /*outcome_from_correctness=*/nullptr,
-          keys};
+  return {
+      .name = "clip_cov",
+      .summary = "Clip-Cov: GRPO's advantage and clip, a random few tokens of high Cov(log pi, A) detached",
+      .set_defaults = defaults,
+      .compute = grpo_compute};
 }
 
 }  // namespace gtpo::rl::algorithms

@@ -26,15 +26,11 @@ void dapo_compute(const AlgorithmInput& in, AdvantageResult& out) {
 }
 
 Algorithm dapo() {
-  return {"dapo",
-          "DAPO: r = +-1 + soft overlong, group z-score, clip-higher, token-mean, dynamic sampling",
-          dapo_defaults,
-          dapo_compute,
-          /*needs_entropies=*/false,
-          /*token_level_shaping=*/false,
-          /*sequence_level_loss=*/false,
-          /*outcome_from_correctness=*/nullptr,
-          /*keys=*/nullptr};
+  return {
+      .name = "dapo",
+      .summary = "DAPO: r = +-1 + soft overlong, group z-score, clip-higher, token-mean, dynamic sampling",
+      .set_defaults = dapo_defaults,
+      .compute = dapo_compute};
 }
 
 }  // namespace gtpo::rl::algorithms

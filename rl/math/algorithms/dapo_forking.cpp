@@ -44,15 +44,12 @@ std::vector<RlKey> keys() {
 }  // namespace
 
 Algorithm dapo_forking() {
-  return {"dapo_forking",
-          "DAPO with forking tokens: loss only on the top dapo_forking.rho entropy tokens",
-          dapo_defaults,
-          compute,
-          /*needs_entropies=*/true,
-          /*token_level_shaping=*/false,
-          /*sequence_level_loss=*/false,
-          /*outcome_from_correctness=*/nullptr,
-          keys};
+  return {.name = "dapo_forking",
+          .summary = "DAPO with forking tokens: loss only on the top dapo_forking.rho entropy tokens",
+          .set_defaults = dapo_defaults,
+          .compute = compute,
+          .needs_entropies = true,
+          .keys = keys};
 }
 
 }  // namespace gtpo::rl::algorithms

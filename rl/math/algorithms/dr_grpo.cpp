@@ -22,15 +22,10 @@ void compute(const AlgorithmInput& in, AdvantageResult& out) {
 }  // namespace
 
 Algorithm dr_grpo() {
-  return {"dr_grpo",
-          "Dr. GRPO: r = c, A = r - mean (no std), seq-mean-token-sum-norm",
-          defaults,
-          compute,
-          /*needs_entropies=*/false,
-          /*token_level_shaping=*/false,
-          /*sequence_level_loss=*/false,
-          /*outcome_from_correctness=*/nullptr,
-          /*keys=*/nullptr};
+  return {.name = "dr_grpo",
+          .summary = "Dr. GRPO: r = c, A = r - mean (no std), seq-mean-token-sum-norm",
+          .set_defaults = defaults,
+          .compute = compute};
 }
 
 }  // namespace gtpo::rl::algorithms

@@ -42,15 +42,12 @@ std::vector<RlKey> keys() {
 }  // namespace
 
 Algorithm entropy_adv() {
-  return {"entropy_adv",
-          "entropy advantage: GRPO's A plus min(alpha*H, |A|/kappa) per token, token-mean",
-          verl_defaults,
-          compute,
-          /*needs_entropies=*/true,
-          /*token_level_shaping=*/false,
-          /*sequence_level_loss=*/false,
-          /*outcome_from_correctness=*/nullptr,
-          keys};
+  return {.name = "entropy_adv",
+          .summary = "entropy advantage: GRPO's A plus min(alpha*H, |A|/kappa) per token, token-mean",
+          .set_defaults = verl_defaults,
+          .compute = compute,
+          .needs_entropies = true,
+          .keys = keys};
 }
 
 }  // namespace gtpo::rl::algorithms

@@ -34,15 +34,10 @@ void grpo_compute(const AlgorithmInput& in, AdvantageResult& out) {
 }
 
 Algorithm grpo() {
-  return {"grpo",
-          "GRPO: r = c in {0,1}, group z-score, seq-mean-token-mean",
-          defaults,
-          grpo_compute,
-          /*needs_entropies=*/false,
-          /*token_level_shaping=*/false,
-          /*sequence_level_loss=*/false,
-          /*outcome_from_correctness=*/nullptr,
-          /*keys=*/nullptr};
+  return {.name = "grpo",
+          .summary = "GRPO: r = c in {0,1}, group z-score, seq-mean-token-mean",
+          .set_defaults = defaults,
+          .compute = grpo_compute};
 }
 
 }  // namespace gtpo::rl::algorithms

@@ -29,7 +29,6 @@ double mean_entropy(const Response& r, MeanKind kind, double eps) {
 }
 
 void compute(const AlgorithmInput& in, AdvantageResult& out) {
-  out.sequence_ratio = in.cfg.grpo_s.ratio;  // Eq. 11
   const GrpoSConfig& s = in.cfg.grpo_s;
   std::vector<double> reward(in.batch.size(), 0.0);
   for (const auto& group : in.groups) {
@@ -81,15 +80,14 @@ std::vector<RlKey> keys() {
 
 Algorithm grpo_s() {
   return {
-      "grpo_s",
-      "GRPO-S: entropy-shaped sequence rewards (Eqs. 8-9), group z-score, sequence loss (Eq. 10)",
-      defaults,
-      compute,
-      /*needs_entropies=*/true,
-      /*token_level_shaping=*/false,
-      /*sequence_level_loss=*/true,
-      /*outcome_from_correctness=*/[](const RlConfig& c) { return c.grpo_s.outcome == Outcome::Correctness; },
-      keys};
+      .name = "grpo_s",
+      .summary = "GRPO-S: entropy-shaped sequence rewards (Eqs. 8-9), group z-score, sequence loss (Eq. 10)",
+      .set_defaults = defaults,
+      .compute = compute,
+      .needs_entropies = true,
+      .sequence_ratio = [](const RlConfig& c) { return c.grpo_s.ratio; } /* Eq. 11 */,
+      .outcome_from_correctness = [](const RlConfig& c) { return c.grpo_s.outcome == Outcome::Correctness; },
+      .keys = keys};
 }
 
 }  // namespace gtpo::rl::algorithms

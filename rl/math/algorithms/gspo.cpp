@@ -19,23 +19,15 @@ void defaults(RlConfig& c) {
   c.overlong = Overlong::None;
 }
 
-void compute(const AlgorithmInput& in, AdvantageResult& out) {
-  grpo_compute(in, out);
-  out.sequence_ratio = MeanKind::Geo;
-}
-
 }  // namespace
 
 Algorithm gspo() {
-  return {"gspo",
-          "GSPO: GRPO's advantage, one clipped ratio per response exp(mean_t log w), clip 3e-4/4e-4",
-          defaults,
-          compute,
-          /*needs_entropies=*/false,
-          /*token_level_shaping=*/false,
-          /*sequence_level_loss=*/true,
-          /*outcome_from_correctness=*/nullptr,
-          /*keys=*/nullptr};
+  return {
+      .name = "gspo",
+      .summary = "GSPO: GRPO's advantage, one clipped ratio per response exp(mean_t log w), clip 3e-4/4e-4",
+      .set_defaults = defaults,
+      .compute = grpo_compute,
+      .sequence_ratio = [](const RlConfig&) { return MeanKind::Geo; }};
 }
 
 }  // namespace gtpo::rl::algorithms

@@ -111,15 +111,14 @@ std::vector<RlKey> keys() {
 
 Algorithm gtpo() {
   return {
-      "gtpo",
-      "GTPO: entropy-shaped token rewards (Eqs. 3, 5), token z-score (Eq. 6), token-mean (Eq. 7)",
-      defaults,
-      compute,
-      /*needs_entropies=*/true,
-      /*token_level_shaping=*/true,
-      /*sequence_level_loss=*/false,
-      /*outcome_from_correctness=*/[](const RlConfig& c) { return c.gtpo.outcome == Outcome::Correctness; },
-      keys};
+      .name = "gtpo",
+      .summary = "GTPO: entropy-shaped token rewards (Eqs. 3, 5), token z-score (Eq. 6), token-mean (Eq. 7)",
+      .set_defaults = defaults,
+      .compute = compute,
+      .needs_entropies = true,
+      .token_level_shaping = true,
+      .outcome_from_correctness = [](const RlConfig& c) { return c.gtpo.outcome == Outcome::Correctness; },
+      .keys = keys};
 }
 
 }  // namespace gtpo::rl::algorithms

@@ -13,34 +13,17 @@ namespace {
 
 void defaults(RlConfig& c) {
   verl_defaults(c);
-  c.policy_loss = PolicyLossKind::KlCov;
-}
-
-std::vector<RlKey> keys() {
-  using config::field;
-  using config::number;
-  return {
-      field("kl_cov", "ratio", &RlConfig::kl_cov, &KlCovConfig::ratio, number(0, 1, true),
-            "kl_cov: share of the loss tokens (largest covariance, at least one) penalised, with "
-            "rl.policy_loss "
-            "kl_cov"),
-      field("kl_cov", "coef", &RlConfig::kl_cov, &KlCovConfig::coef, number(0),
-            "kl_cov: weight of the |log π_θ − log π_old| penalty"),
-  };
+  c.policy_loss = "kl_cov";
 }
 
 }  // namespace
 
 Algorithm kl_cov() {
-  return {"kl_cov",
-          "KL-Cov: GRPO's advantage, no clip, |log ratio| penalty on the top Cov(log pi, A) tokens",
-          defaults,
-          grpo_compute,
-          /*needs_entropies=*/false,
-          /*token_level_shaping=*/false,
-          /*sequence_level_loss=*/false,
-          /*outcome_from_correctness=*/nullptr,
-          keys};
+  return {
+      .name = "kl_cov",
+      .summary = "KL-Cov: GRPO's advantage, no clip, |log ratio| penalty on the top Cov(log pi, A) tokens",
+      .set_defaults = defaults,
+      .compute = grpo_compute};
 }
 
 }  // namespace gtpo::rl::algorithms

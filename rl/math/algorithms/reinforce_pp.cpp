@@ -56,15 +56,11 @@ void compute(const AlgorithmInput& in, AdvantageResult& out) {
 }  // namespace
 
 Algorithm reinforce_pp() {
-  return {"reinforce_pp",
-          "REINFORCE++ (baseline): A = r - group mean, whitened over the batch's tokens, token-mean",
-          verl_defaults,
-          compute,
-          /*needs_entropies=*/false,
-          /*token_level_shaping=*/false,
-          /*sequence_level_loss=*/false,
-          /*outcome_from_correctness=*/nullptr,
-          /*keys=*/nullptr};
+  return {
+      .name = "reinforce_pp",
+      .summary = "REINFORCE++ (baseline): A = r - group mean, whitened over the batch's tokens, token-mean",
+      .set_defaults = verl_defaults,
+      .compute = compute};
 }
 
 }  // namespace gtpo::rl::algorithms

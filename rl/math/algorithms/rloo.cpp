@@ -30,15 +30,10 @@ void compute(const AlgorithmInput& in, AdvantageResult& out) {
 }  // namespace
 
 Algorithm rloo() {
-  return {"rloo",
-          "RLOO: r = c, A = r - mean of the other K-1 responses, token-mean",
-          verl_defaults,
-          compute,
-          /*needs_entropies=*/false,
-          /*token_level_shaping=*/false,
-          /*sequence_level_loss=*/false,
-          /*outcome_from_correctness=*/nullptr,
-          /*keys=*/nullptr};
+  return {.name = "rloo",
+          .summary = "RLOO: r = c, A = r - mean of the other K-1 responses, token-mean",
+          .set_defaults = verl_defaults,
+          .compute = compute};
 }
 
 }  // namespace gtpo::rl::algorithms
