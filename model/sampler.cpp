@@ -78,7 +78,7 @@ struct Decode {
         G(o.group_size),
         R(B * G),
         V(model.config().vocab_size),
-        drop_finished(o.drop_finished_rows && backend_for(device).supports(Capability::attention_kv_rows)) {
+        drop_finished(o.drop_finished_rows) {
     for (const PromptInput& p : prompts)
       prompt_len = std::max<int64_t>(prompt_len, static_cast<int64_t>(p.tokens.size()));
     capacity = prompt_len + o.max_new_tokens;

@@ -31,9 +31,9 @@ struct SamplingOptions {
   // 151,936 against 151,665) never samples an id nothing can decode. Log-probs and entropies stay those of
   // the full distribution, as the update computes them (as for top-k and top-p).
   int64_t sampleable_ids = 0;
-  // Finished rows leave the decode batch where the backend can read a subset of the cache's rows
-  // (Capability::attention_kv_rows): the same samples, bit for bit, without computing rows nobody reads.
-  // false feeds them a pad every step instead (the reference the tests compare with).
+  // Finished rows leave the decode batch (ops::attention_cached reads the rest's cache rows): the same
+  // samples, bit for bit, without computing rows nobody reads. false feeds them a pad every step instead
+  // (the reference the tests compare with).
   bool drop_finished_rows = true;
   // On a GPU: the token choice runs there (ops::choose_tokens) and only the ids come back, instead of the
   // logits being copied to the host and chosen there. The same ids either way (runtime/token_choice.h

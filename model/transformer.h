@@ -53,7 +53,7 @@ class Transformer {
   // Inference with a KV cache (call under NoGradGuard). tokens i32 [B, Tn] are appended at cache.length;
   // positions i32 [B, Tn]; key_mask i32 [B, cache.length + Tn] covers the cached keys and the new ones.
   // Returns logits [B, Tn, V], or [B, 1, V] for the last new position only when last_only.
-  // cache_rows (optional, i32 [B], distinct; backends with Capability::attention_kv_rows): row b of tokens
+  // cache_rows (optional, i32 [B], distinct): row b of tokens
   // is row cache_rows[b] of the cache, so that the rows still decoding run as a smaller batch while the
   // cache keeps every row (the others' new positions stay unwritten and must stay masked). Each row's
   // results are the same bits either way.

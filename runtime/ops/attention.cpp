@@ -1,7 +1,9 @@
 #include "runtime/ops/attention.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "runtime/ops/embedding.h"
 #include "runtime/ops/op_utils.h"
 
 namespace gtpo::ops {
@@ -149,11 +151,37 @@ Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_
   return attention_cached(q, k_cache, v_cache, kv_len, key_mask, prefix, Tensor(), scale);
 }
 
+namespace detail {
+
+// q's entries spread over every cache entry (an entry nobody feeds takes entry 0's query and mask), the full
+// batch run, and the rows' outputs gathered back. Each entry's attention reads only its own query, mask and
+// cache entry, so the rows get the full batch's bits.
+Tensor attention_cached_every_row(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
+                                  int64_t kv_len, const Tensor& key_mask, const SharedPrefix& prefix,
+                                  const Tensor& cache_rows, float scale) {
+  const std::vector<int32_t> rows = cache_rows.to_int_vector();
+  const int64_t entries = k_cache.size(0), cols = key_mask.defined() ? key_mask.size(1) : 0;
+  std::vector<int32_t> entry_query(static_cast<size_t>(entries), 0);
+  for (size_t b = 0; b < rows.size(); ++b)
+    entry_query[static_cast<size_t>(rows[b])] = static_cast<int32_t>(b);
+  Tensor every_mask;
+  if (key_mask.defined()) {
+    const std::vector<int32_t> some = key_mask.to_int_vector();
+    std::vector<int32_t> every(static_cast<size_t>(entries * cols));
+    for (int64_t e = 0; e < entries; ++e)
+      std::copy_n(some.begin() + entry_query[static_cast<size_t>(e)] * cols, cols, every.begin() + e * cols);
+    every_mask = Tensor::from_ints(every, Shape{entries, cols}, q.device());
+  }
+  const Tensor every_q = gather_rows(q, Tensor::from_ints(entry_query, Shape{entries}, q.device()));
+  return gather_rows(attention_cached(every_q, k_cache, v_cache, kv_len, every_mask, prefix, scale),
+                     cache_rows);
+}
+
+}  // namespace detail
+
 Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, int64_t kv_len,
                         const Tensor& key_mask, const SharedPrefix& prefix, const Tensor& cache_rows, float scale) {
   if (cache_rows.defined()) {
-    GTPO_CHECK(q.backend().supports(Capability::attention_kv_rows), "attention_cached: the ", q.backend().name(),
-               " backend cannot read a subset of the cache's rows; run every row");
     detail::check_i32("attention_cached", cache_rows, "cache_rows");
     detail::check_same_device("attention_cached", q, cache_rows);
   }
@@ -167,6 +195,10 @@ Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_
     for (size_t b = 0; b < rows.size(); ++b)
       GTPO_CHECK(rows[b] >= 0 && rows[b] < k_cache.size(0), "attention_cached: cache_rows[", b, "] = ", rows[b],
                  " is outside the cache's ", k_cache.size(0), " entries");
+    check_mask("attention_cached", key_mask, q, kv_len, a.kv_len);
+    if (!q.backend().supports(Capability::attention_kv_rows))
+      return detail::attention_cached_every_row(q, k_cache, v_cache, kv_len, key_mask, prefix, cache_rows,
+                                                scale);
     a.kv_rows = cache_rows.data_i32();
   }
   const int64_t cache_len = a.kv_len;

@@ -43,10 +43,18 @@ Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_
 
 // The same where q's batch entries are some rows of the cache: cache_rows i32 [Bq] (defined) names the
 // cache entry (and so the prefix entry, cache row / prefix.group) that q's entry b reads, as the rows still
-// decoding while finished ones wait; key_mask is [Bq, ...], per q entry. Only on backends whose
-// supports(Capability::attention_kv_rows) is true.
+// decoding while finished ones wait; key_mask is [Bq, ...], per q entry. A backend whose
+// supports(Capability::attention_kv_rows) is true reads those entries in place; on any other the full batch
+// runs (detail::attention_cached_every_row). The rows get the full batch's bits either way.
 Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, int64_t kv_len,
                         const Tensor& key_mask, const SharedPrefix& prefix, const Tensor& cache_rows,
                         float scale = 0.0f);
+
+namespace detail {
+// attention_cached with cache_rows on a backend without attention_kv_rows (declared for its test).
+Tensor attention_cached_every_row(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
+                                  int64_t kv_len, const Tensor& key_mask, const SharedPrefix& prefix,
+                                  const Tensor& cache_rows, float scale);
+}  // namespace detail
 
 }  // namespace gtpo::ops

@@ -310,6 +310,27 @@ int main(int argc, char** argv) {
           c.Tq <= 16 ? same_bits(sub.out, want_out) && same_bits(sub.lse, want_lse)
                      : maxerr(sub.out, std::vector<double>(want_out.begin(), want_out.end()), &s8) < 2e-6 &&
                            maxerr(sub.lse, std::vector<double>(want_lse.begin(), want_lse.end()), &s9) < 2e-6;
+      // ops::detail::attention_cached_every_row, the way without kv_rows: the full batch with every entry
+      // not in rows taking the first row's query and mask; the rows' outputs are the full batch's bits.
+      std::vector<float> q_every;
+      std::vector<int32_t> m_every;
+      for (int64_t e = 0; e < c.B; ++e) {
+        const auto at = std::find(rows.begin(), rows.end(), static_cast<int32_t>(e));
+        const int64_t b = at == rows.end() ? 0 : at - rows.begin();
+        q_every.insert(q_every.end(), qr.begin() + b * q_entry, qr.begin() + (b + 1) * q_entry);
+        if (!mr.empty()) m_every.insert(m_every.end(), mr.begin() + b * c.Tk, mr.begin() + (b + 1) * c.Tk);
+      }
+      Case ce = c;
+      ce.backward = false;
+      const Got every = run(ce, q_every, k, v, m_every, gout, scale, 0, &smem);
+      std::vector<float> every_out, every_lse;
+      for (int32_t b : rows) {
+        every_out.insert(every_out.end(), every.out.begin() + b * q_entry,
+                         every.out.begin() + (b + 1) * q_entry);
+        every_lse.insert(every_lse.end(), every.lse.begin() + b * c.Hq * c.Tq,
+                         every.lse.begin() + (b + 1) * c.Hq * c.Tq);
+      }
+      rows_same = rows_same && same_bits(every_out, want_out) && same_bits(every_lse, want_lse);
     }
     Ref r = reference(c, q, k, v, mask, gout, scale);
     double s1, s2, s3, s4, s5;

@@ -400,7 +400,10 @@ TEST_CASE("attention: the CPU decode path sums in its documented order, bit for 
   }
 }
 
-TEST_CASE("attention_cached: cache rows give those rows' full-batch bits, and bad rows are errors", "[attention]") {
+TEST_CASE(
+    "attention_cached: cache rows give those rows' full-batch bits, in place or by the full batch, and bad "
+    "rows are errors",
+    "[attention]") {
   // 2 prompts x group 3 sharing a prefix; q holds cache rows 4, 0 and 5 (the rows still decoding).
   const int64_t prompts = 2, group = 3, batch = prompts * group, tmax = 40, heads = 4, kv_heads = 2, dim = 32;
   const int64_t prefix_len = 6, kv_len = 37;
@@ -426,7 +429,11 @@ TEST_CASE("attention_cached: cache rows give those rows' full-batch bits, and ba
   }
   const Tensor q = Tensor::from_vector(q_some, Shape{3, 1, heads, dim});
   const Tensor m = Tensor::from_ints(mask_some, Shape{3, kv_len});
-  CHECK(ops::attention_cached(q, k, v, kv_len, m, shared, Tensor::from_ints(rows, Shape{3})).to_vector() == want);
+  const Tensor cache_rows = Tensor::from_ints(rows, Shape{3});
+  CHECK(ops::attention_cached(q, k, v, kv_len, m, shared, cache_rows).to_vector() == want);
+  // A backend without Capability::attention_kv_rows runs the full batch instead: the same bits.
+  CHECK(ops::detail::attention_cached_every_row(q, k, v, kv_len, m, shared, cache_rows, 0.0f).to_vector() ==
+        want);
   CHECK_THROWS_WITH(ops::attention_cached(q, k, v, kv_len, m, shared, Tensor::from_ints({4, 0, 6}, Shape{3})),
                     Contains("attention_cached: cache_rows[2] = 6 is outside the cache's 6 entries"));
   CHECK_THROWS_WITH(ops::attention_cached(q, k, v, kv_len, m, shared, Tensor::from_ints({4, 0}, Shape{2})),
