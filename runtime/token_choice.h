@@ -28,7 +28,7 @@
 
 #include "runtime/exp_poly.h"  // first: defines GTPO_HD for a host compiler
 //
-#include "runtime/cuda/cuda_elementwise_math.cuh"
+#include "runtime/elementwise_math.h"
 
 namespace gtpo::token_choice {
 
@@ -51,7 +51,7 @@ GTPO_HD uint32_t choice_key(float z) {
 // w = e^(z - m) for m the row's largest z (so w <= 1); 0 where z - m is NaN (a NaN logit, or inf - inf).
 GTPO_HD float choice_weight(float z, float m) {
   const float d = gtpo::cuda::ieee::sub(z, m);
-  return d == d ? gtpo::cuda::exp_any(d) : 0.0f;
+  return d == d ? elementwise::exp_any(d) : 0.0f;
 }
 
 // The draw's first stage (above, "Draw"), over the kTokenChoiceLanes lane sums: the chosen lane (-1 when

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "runtime/cpu/cpu_backend.h"
-#include "runtime/cpu/cpu_vec_math.h"
+#include "runtime/elementwise_math.h"
 #include "runtime/error.h"
 #include "runtime/parallel.h"
 #include "runtime/primitive_profile.h"
@@ -11,14 +11,19 @@
 namespace gtpo {
 
 namespace {
-constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/pi)
-constexpr float kGeluA = 0.044715f;
+using elementwise::sigmoid_of;
 constexpr int64_t kElementGrain = 1 << 15;
 // Maps that take an exp, tanh, log or pow per element cost ~8x a plain one: smaller chunks, so that a decode
-// step's [128, intermediate] SiLU is split over the threads too.
+// step's [128, intermediate] SiLU is split over the threads too. (The grain moves no bits: each element is
+// its own.)
 constexpr int64_t kTranscendentalGrain = 1 << 12;
 
-inline float sigmoid(float x) { return 1.0f / (1.0f + cpu_math::exp_any(-x)); }
+constexpr int64_t grain_of(UnaryOp op, bool backward) {
+  using U = UnaryOp;
+  const bool always = op == U::gelu_tanh || op == U::silu || op == U::pow_scalar;
+  const bool forward = op == U::exp || op == U::log || op == U::sigmoid || op == U::tanh;
+  return always || (forward && !backward) ? kTranscendentalGrain : kElementGrain;
+}
 
 template <typename F>
 void map(int64_t n, F&& f, int64_t grain = kElementGrain) {
@@ -26,69 +31,33 @@ void map(int64_t n, F&& f, int64_t grain = kElementGrain) {
     for (int64_t i = b; i < e; ++i) f(i);
   });
 }
-
-template <typename F>
-void map_transcendental(int64_t n, F&& f) {
-  map(n, std::forward<F>(f), kTranscendentalGrain);
-}
 }  // namespace
 
+// The formulas are runtime/elementwise_math.h's, which the CUDA kernels run too.
 void CpuBackend::unary(UnaryOp op, const float* x, float* y, int64_t n, float s) {
   GTPO_PRIMITIVE("unary");
-  switch (op) {
-    case UnaryOp::neg: return map(n, [&](int64_t i) { y[i] = -x[i]; });
-    case UnaryOp::exp: return map_transcendental(n, [&](int64_t i) { y[i] = std::exp(x[i]); });
-    case UnaryOp::log: return map_transcendental(n, [&](int64_t i) { y[i] = std::log(x[i]); });
-    case UnaryOp::relu: return map(n, [&](int64_t i) { y[i] = x[i] > 0.0f ? x[i] : 0.0f; });
-    case UnaryOp::gelu_tanh:
-      return map_transcendental(n, [&](int64_t i) {
-        const float v = x[i];
-        y[i] = 0.5f * v * (1.0f + std::tanh(kGeluC * (v + kGeluA * v * v * v)));
-      });
-    case UnaryOp::silu: return map_transcendental(n, [&](int64_t i) { y[i] = x[i] * sigmoid(x[i]); });
-    case UnaryOp::sigmoid: return map_transcendental(n, [&](int64_t i) { y[i] = sigmoid(x[i]); });
-    case UnaryOp::tanh: return map_transcendental(n, [&](int64_t i) { y[i] = std::tanh(x[i]); });
-    case UnaryOp::sqrt: return map(n, [&](int64_t i) { y[i] = std::sqrt(x[i]); });
-    case UnaryOp::square: return map(n, [&](int64_t i) { y[i] = x[i] * x[i]; });
-    case UnaryOp::reciprocal: return map(n, [&](int64_t i) { y[i] = 1.0f / x[i]; });
-    case UnaryOp::scale: return map(n, [&](int64_t i) { y[i] = x[i] * s; });
-    case UnaryOp::add_scalar: return map(n, [&](int64_t i) { y[i] = x[i] + s; });
-    case UnaryOp::pow_scalar: return map_transcendental(n, [&](int64_t i) { y[i] = std::pow(x[i], s); });
-  }
-  fail("unary: unknown op");
+  elementwise::dispatch_unary(op, [&](auto o) {
+    constexpr UnaryOp kOp = decltype(o)::value;
+    map(
+        n, [&](int64_t i) { y[i] = elementwise::unary_value<kOp>(x[i], s); }, grain_of(kOp, false));
+  });
 }
 
+// x or y is null where the op's derivative does not read it (elementwise::grad_reads_input/output).
 void CpuBackend::unary_backward(UnaryOp op, const float* x, const float* y, const float* gy, float* gx, int64_t n,
                                 float s) {
   GTPO_PRIMITIVE("unary_backward");
-  switch (op) {
-    case UnaryOp::neg: return map(n, [&](int64_t i) { gx[i] = -gy[i]; });
-    case UnaryOp::exp: return map(n, [&](int64_t i) { gx[i] = gy[i] * y[i]; });
-    case UnaryOp::log: return map(n, [&](int64_t i) { gx[i] = gy[i] / x[i]; });
-    case UnaryOp::relu: return map(n, [&](int64_t i) { gx[i] = x[i] > 0.0f ? gy[i] : 0.0f; });
-    case UnaryOp::gelu_tanh:
-      return map_transcendental(n, [&](int64_t i) {
-        const float v = x[i];
-        const float u = kGeluC * (v + kGeluA * v * v * v);
-        const float t = std::tanh(u);
-        const float du = kGeluC * (1.0f + 3.0f * kGeluA * v * v);
-        gx[i] = gy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
-      });
-    case UnaryOp::silu:
-      return map_transcendental(n, [&](int64_t i) {
-        const float sg = sigmoid(x[i]);
-        gx[i] = gy[i] * sg * (1.0f + x[i] * (1.0f - sg));
-      });
-    case UnaryOp::sigmoid: return map(n, [&](int64_t i) { gx[i] = gy[i] * y[i] * (1.0f - y[i]); });
-    case UnaryOp::tanh: return map(n, [&](int64_t i) { gx[i] = gy[i] * (1.0f - y[i] * y[i]); });
-    case UnaryOp::sqrt: return map(n, [&](int64_t i) { gx[i] = gy[i] * 0.5f / y[i]; });
-    case UnaryOp::square: return map(n, [&](int64_t i) { gx[i] = gy[i] * 2.0f * x[i]; });
-    case UnaryOp::reciprocal: return map(n, [&](int64_t i) { gx[i] = -gy[i] * y[i] * y[i]; });
-    case UnaryOp::scale: return map(n, [&](int64_t i) { gx[i] = gy[i] * s; });
-    case UnaryOp::add_scalar: return map(n, [&](int64_t i) { gx[i] = gy[i]; });
-    case UnaryOp::pow_scalar: return map_transcendental(n, [&](int64_t i) { gx[i] = gy[i] * s * std::pow(x[i], s - 1.0f); });
-  }
-  fail("unary_backward: unknown op");
+  elementwise::dispatch_unary(op, [&](auto o) {
+    constexpr UnaryOp kOp = decltype(o)::value;
+    map(
+        n,
+        [&](int64_t i) {
+          const float xi = elementwise::grad_reads_input(kOp) ? x[i] : 0.0f;
+          const float yi = elementwise::grad_reads_output(kOp) ? y[i] : 0.0f;
+          gx[i] = elementwise::unary_grad<kOp>(xi, yi, gy[i], s);
+        },
+        grain_of(kOp, true));
+  });
 }
 
 // SwiGLU fused: each expression is the unfused chain's, in its order (silu's x * sigmoid(x), then mul; in
@@ -96,21 +65,27 @@ void CpuBackend::unary_backward(UnaryOp op, const float* x, const float* y, cons
 // three of five passes over [tokens, intermediate] and the saved silu output.
 void CpuBackend::swiglu_forward(const float* gate, const float* up, float* out, int64_t n) {
   GTPO_PRIMITIVE("swiglu_forward");
-  map_transcendental(n, [&](int64_t i) {
-    const float s = gate[i] * sigmoid(gate[i]);
-    out[i] = s * up[i];
-  });
+  map(
+      n,
+      [&](int64_t i) {
+        const float s = gate[i] * sigmoid_of(gate[i]);
+        out[i] = s * up[i];
+      },
+      kTranscendentalGrain);
 }
 
 void CpuBackend::swiglu_backward(const float* gate, const float* up, const float* gout, float* ggate,
                                  float* gup, int64_t n) {
   GTPO_PRIMITIVE("swiglu_backward");
-  map_transcendental(n, [&](int64_t i) {
-    const float x = gate[i], sg = sigmoid(x);
-    const float gs = gout[i] * up[i];
-    gup[i] = gout[i] * (x * sg);
-    ggate[i] = gs * sg * (1.0f + x * (1.0f - sg));
-  });
+  map(
+      n,
+      [&](int64_t i) {
+        const float x = gate[i], sg = sigmoid_of(x);
+        const float gs = gout[i] * up[i];
+        gup[i] = gout[i] * (x * sg);
+        ggate[i] = gs * sg * (1.0f + x * (1.0f - sg));
+      },
+      kTranscendentalGrain);
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "runtime/elementwise_math.h"
 #include "runtime/exp_poly.h"
 
 namespace gtpo::cpu_math {
@@ -31,22 +32,8 @@ inline float exp_bounded(float x) {
   return x < -87.0f ? 0.0f : (x == x ? y : x);
 }
 
-// e^x over the whole float range, for the elementwise kernels (sigmoid, silu): exp_bounded's polynomial,
-// with 2^n applied as two exact power-of-two factors so that n up to 128 (x up to ln FLT_MAX) stays finite.
-// x > 88.7228 gives +inf and x < -87 gives 0 (std::exp would return a denormal there; sigmoid and silu
-// round either to the same result). Vectorisable, unlike the scalar libm call it replaces. The CUDA
-// cuda::exp_any (runtime/cuda/cuda_elementwise_math.cuh) shares exp_parts and applies 2^n the same way.
-inline float exp_any(float x) {
-  const float t = std::min(std::max(-87.0f, x), 88.72283f);  // as in exp_bounded: a NaN x becomes -87 here
-  const ExpParts e = exp_parts(t);
-  const int32_t ni = static_cast<int32_t>(e.n);
-  const int32_t half = ni / 2;  // both factors stay normal: |half|, |ni - half| <= 64
-  const float scale1 = std::bit_cast<float>((half + 127) << 23);
-  const float scale2 = std::bit_cast<float>((ni - half + 127) << 23);
-  const float y = (e.e_r * scale1) * scale2;
-  const float inf = std::numeric_limits<float>::infinity();
-  return x < -87.0f ? 0.0f : (x > 88.72283f ? inf : (x == x ? y : x));
-}
+// e^x over the whole float range (sigmoid, silu, the token choice): one definition for both backends.
+using elementwise::exp_any;
 
 // Largest element of x[0, n) (-inf when n == 0). Sixteen independent lanes so the loop vectorises; max is
 // exact, so the lane split cannot change the result. NaNs are skipped here; they reach the output

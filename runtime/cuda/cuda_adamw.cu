@@ -1,7 +1,7 @@
 // The fused AdamW update on the GPU: cpu_adamw.cpp's arithmetic, element for element.
 //
 // The step scalars are computed on the host by the same expressions as the CPU backend, and each element
-// goes through adamw_element (cuda_elementwise_math.cuh), whose unfused IEEE operations round where the
+// goes through adamw_element (runtime/elementwise_math.h), whose unfused IEEE operations round where the
 // CPU's do. So, sqrt and division being correctly rounded on both sides, a step gives the CPU's bits.
 #include "runtime/cuda/cuda_adamw_kernels.cuh"
 #include "runtime/cuda/cuda_common.cuh"

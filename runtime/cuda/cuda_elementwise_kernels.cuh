@@ -2,11 +2,13 @@
 // Device code only, no CUDA runtime API: tests/cuda_emulated runs these very kernels on a host emulation of
 // thread blocks.
 #pragma once
-#include "runtime/cuda/cuda_elementwise_math.cuh"
 #include "runtime/cuda/cuda_index_math.cuh"
 #include "runtime/cuda/cuda_kernel_common.cuh"
+#include "runtime/elementwise_math.h"
 
 namespace gtpo::cuda {
+
+using namespace elementwise;  // the formulas the CPU backend runs too
 
 namespace {
 

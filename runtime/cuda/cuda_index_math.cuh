@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "runtime/backend.h"
-#include "runtime/cuda/cuda_elementwise_math.cuh"
+#include "runtime/cuda/cuda_ieee.cuh"
 #include "runtime/error.h"
 
 #ifndef GTPO_HD

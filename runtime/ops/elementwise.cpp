@@ -1,5 +1,6 @@
 #include "runtime/ops/elementwise.h"
 
+#include "runtime/elementwise_math.h"
 #include "runtime/ops/op_utils.h"
 
 namespace gtpo::ops {
@@ -177,16 +178,7 @@ struct UnaryBackward final : Node {
   }
 };
 
-// Which forward value the derivative is written in terms of.
-bool backward_uses_output(UnaryOp op) {
-  return op == UnaryOp::exp || op == UnaryOp::sigmoid || op == UnaryOp::tanh || op == UnaryOp::sqrt ||
-         op == UnaryOp::reciprocal;
-}
-bool backward_uses_input(UnaryOp op) {
-  return op == UnaryOp::log || op == UnaryOp::relu || op == UnaryOp::gelu_tanh || op == UnaryOp::silu ||
-         op == UnaryOp::square || op == UnaryOp::pow_scalar;
-}
-
+// Saves only the forward value the derivative reads (runtime/elementwise_math.h).
 Tensor unary_op(UnaryOp op, const char* name, const Tensor& x, float scalar = 0.0f) {
   check_f32(name, x, "x");
   Tensor y = Tensor::empty(x.shape(), x.device());
@@ -195,8 +187,8 @@ Tensor unary_op(UnaryOp op, const char* name, const Tensor& x, float scalar = 0.
     auto node = std::make_shared<UnaryBackward>();
     node->op = op;
     node->scalar = scalar;
-    if (backward_uses_input(op)) node->x = SavedTensor(x);
-    if (backward_uses_output(op)) node->y = SavedTensor(y);
+    if (elementwise::grad_reads_input(op)) node->x = SavedTensor(x);
+    if (elementwise::grad_reads_output(op)) node->y = SavedTensor(y);
     attach_node(node, {&x}, {&y});
   }
   return y;

@@ -62,48 +62,15 @@ struct EmuBackend {
     launch(K::unary_backward_kernel<Op>, K::grid_for(n, K::kElementwiseThreads), 1, K::kElementwiseThreads, 0,
            x, y, gy, gx, n, s);
   }
-  template <typename F>
-  static void dispatch(UnaryOp op, F&& f) {
-    switch (op) {
-      case UnaryOp::neg:
-        return f(std::integral_constant<UnaryOp, UnaryOp::neg>{});
-      case UnaryOp::exp:
-        return f(std::integral_constant<UnaryOp, UnaryOp::exp>{});
-      case UnaryOp::log:
-        return f(std::integral_constant<UnaryOp, UnaryOp::log>{});
-      case UnaryOp::relu:
-        return f(std::integral_constant<UnaryOp, UnaryOp::relu>{});
-      case UnaryOp::gelu_tanh:
-        return f(std::integral_constant<UnaryOp, UnaryOp::gelu_tanh>{});
-      case UnaryOp::silu:
-        return f(std::integral_constant<UnaryOp, UnaryOp::silu>{});
-      case UnaryOp::sigmoid:
-        return f(std::integral_constant<UnaryOp, UnaryOp::sigmoid>{});
-      case UnaryOp::tanh:
-        return f(std::integral_constant<UnaryOp, UnaryOp::tanh>{});
-      case UnaryOp::sqrt:
-        return f(std::integral_constant<UnaryOp, UnaryOp::sqrt>{});
-      case UnaryOp::square:
-        return f(std::integral_constant<UnaryOp, UnaryOp::square>{});
-      case UnaryOp::reciprocal:
-        return f(std::integral_constant<UnaryOp, UnaryOp::reciprocal>{});
-      case UnaryOp::scale:
-        return f(std::integral_constant<UnaryOp, UnaryOp::scale>{});
-      case UnaryOp::add_scalar:
-        return f(std::integral_constant<UnaryOp, UnaryOp::add_scalar>{});
-      case UnaryOp::pow_scalar:
-        return f(std::integral_constant<UnaryOp, UnaryOp::pow_scalar>{});
-    }
-    emu::die("unknown unary op");
-  }
   void unary(UnaryOp op, const float* x, float* y, int64_t n, float s) {
     if (n <= 0) return;
-    dispatch(op, [&](auto o) { unary_op<decltype(o)::value>(x, y, n, s); });
+    gtpo::elementwise::dispatch_unary(op, [&](auto o) { unary_op<decltype(o)::value>(x, y, n, s); });
   }
   void unary_backward(UnaryOp op, const float* x, const float* y, const float* gy, float* gx, int64_t n,
                       float s) {
     if (n <= 0) return;
-    dispatch(op, [&](auto o) { unary_grad_op<decltype(o)::value>(x, y, gy, gx, n, s); });
+    gtpo::elementwise::dispatch_unary(op,
+                                      [&](auto o) { unary_grad_op<decltype(o)::value>(x, y, gy, gx, n, s); });
   }
   template <BinaryOp Op>
   void binary_op(const float* a, const float* b, float* out, const BinaryPlan& p) {

@@ -137,7 +137,8 @@ PolicyLossTerms policy_loss_terms(const std::vector<float>& logprobs, const std:
                                   const PolicyLossInputs& in, const RlConfig& c);
 
 // ---- the registry (loss_registry.cpp) ----------------------------------------------------------
-// The token losses rl.policy_loss names, in registration order.
+// The token losses rl.policy_loss names, in registration order (loss_registry.cpp: a loss is its file in
+// rl/math/losses/ plus its line there).
 const std::vector<PolicyLoss>& all_policy_losses();
 // Throws gtpo::Error listing the known names when name is unknown.
 const PolicyLoss& find_policy_loss(const std::string& name);
@@ -145,14 +146,5 @@ const PolicyLoss& find_policy_loss(const std::string& name);
 const PolicyLoss& sequence_policy_loss();
 // rl.policy_loss's row, then each loss's own rows.
 std::vector<RlKey> policy_loss_keys();
-
-// One factory per file in rl/math/losses/.
-namespace losses {
-PolicyLoss clip();
-PolicyLoss cispo();
-PolicyLoss clip_cov();
-PolicyLoss kl_cov();
-PolicyLoss sequence();
-}  // namespace losses
 
 }  // namespace gtpo::rl

@@ -3,6 +3,10 @@
 
 namespace gtpo::rl {
 
+namespace losses {  // one factory per file of rl/math/losses/
+PolicyLoss clip(), cispo(), clip_cov(), kl_cov(), sequence();
+}  // namespace losses
+
 const std::vector<PolicyLoss>& all_policy_losses() {
   static const std::vector<PolicyLoss> all = {losses::clip(), losses::cispo(), losses::clip_cov(),
                                               losses::kl_cov()};
