@@ -84,6 +84,35 @@ TEST_CASE("losses: CISPO, Clip-Cov and KL-Cov terms on hand cases", "[rl][loss]"
   CHECK(c.dloss == 0.0);
 }
 
+TEST_CASE("losses: unclipped is -w A with gradient -w A on every token, the clip loss at an open range",
+          "[rl][loss]") {
+  RlConfig cfg = defaults_for("dapo");
+  set_rl_option(cfg, "rl.policy_loss", "unclipped");
+  CHECK_FALSE(active_policy_loss(cfg).reads_clip_range);
+  PolicyLossTerms t = one_token(1.5, 1.0f, cfg);  // clip would cap this at 1.28 with no gradient
+  CHECK(t.loss == Approx(-1.5));
+  CHECK(t.dloss_dlogprob[0] == Approx(-1.5f));
+  CHECK(t.status[0] == ClipStatus::None);
+  t = one_token(0.5, -2.0f, cfg);
+  CHECK(t.loss == Approx(1.0));
+  CHECK(t.dloss_dlogprob[0] == Approx(1.0f));
+  // Beyond the ±20 clamp of log w the ratio holds still: no gradient.
+  const LossTerm held =
+      find_policy_loss("unclipped").token_term({25.0, std::exp(20.0), false}, -1.0, 1.0, false, cfg);
+  CHECK(held.loss == Approx(-std::exp(20.0)));
+  CHECK(held.dloss == 0.0);
+  // The clip loss with ε_low = 1 and ε_high past every ratio is the same objective.
+  RlConfig open = defaults_for("dapo");
+  open.clip_low = 1.0;
+  open.clip_high = 1e9;
+  for (double w : {0.05, 0.7, 1.0, 1.3, 40.0})
+    for (float a : {-1.5f, 0.5f}) {
+      const PolicyLossTerms u = one_token(w, a, cfg), c = one_token(w, a, open);
+      CHECK(u.loss == Approx(c.loss));
+      CHECK(u.dloss_dlogprob[0] == Approx(c.dloss_dlogprob[0]));
+    }
+}
+
 TEST_CASE("losses: the sequence loss's ratio, gradient and status on a hand case", "[rl][loss]") {
   RlConfig cfg = defaults_for("grpo_s");  // ε 0.2 / 0.28
   PolicyLossInputs in;
@@ -130,11 +159,12 @@ TEST_CASE("losses: the registry names every loss, its schema row and the algorit
     if (l.keys != nullptr)
       for (const RlKey& k : l.keys()) CHECK(k.section == l.name);
   }
-  CHECK(names == std::vector<std::string>{"clip", "cispo", "clip_cov", "kl_cov"});
-  CHECK_THROWS_WITH(find_policy_loss("ppo"), Catch::Contains("known losses: clip, cispo, clip_cov, kl_cov"));
+  CHECK(names == std::vector<std::string>{"clip", "cispo", "clip_cov", "kl_cov", "unclipped"});
+  CHECK_THROWS_WITH(find_policy_loss("ppo"),
+                    Catch::Contains("known losses: clip, cispo, clip_cov, kl_cov, unclipped"));
   const RlKey* row = find_rl_key("rl.policy_loss");
   REQUIRE(row != nullptr);
-  CHECK(row->type == "clip|cispo|clip_cov|kl_cov");
+  CHECK(row->type == "clip|cispo|clip_cov|kl_cov|unclipped");
   RlConfig cfg;
   CHECK_THROWS_WITH(set_rl_option(cfg, "rl.policy_loss", "ppo"), Catch::Contains("rl.policy_loss"));
   set_rl_option(cfg, "rl.policy_loss", "kl_cov");

@@ -4,12 +4,12 @@
 namespace gtpo::rl {
 
 namespace losses {  // one factory per file of rl/math/losses/
-PolicyLoss clip(), cispo(), clip_cov(), kl_cov(), sequence();
+PolicyLoss clip(), cispo(), clip_cov(), kl_cov(), unclipped(), sequence();
 }  // namespace losses
 
 const std::vector<PolicyLoss>& all_policy_losses() {
   static const std::vector<PolicyLoss> all = {losses::clip(), losses::cispo(), losses::clip_cov(),
-                                              losses::kl_cov()};
+                                              losses::kl_cov(), losses::unclipped()};
   return all;
 }
 
