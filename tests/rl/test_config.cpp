@@ -1,5 +1,9 @@
 // Defaults per algorithm and option parsing.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cctype>
+#include <fstream>
+#include <iterator>
 
 #include "rl/math/algorithm_registry.h"
 #include "rl/math/rl_config.h"
@@ -130,4 +134,54 @@ TEST_CASE("option errors name the key and what was expected") {
   CHECK_THROWS_WITH(set_rl_option(c, "rl.eps", "0"), Contains("rl.eps"));
   CHECK_THROWS_WITH(set_rl_option(c, "rl.overlong_buffer", "-3"), Contains("auto"));
   CHECK_THROWS_WITH(set_rl_option(c, "rl.kl_estimator", "k4"), Contains("k1|k2|k3"));
+}
+
+namespace {
+std::string read_source_file(const std::string& relative) {
+  std::ifstream in(std::string(GTPO_SOURCE_DIR) + "/" + relative);
+  REQUIRE(in.good());
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The `code` spans of TEXT between BEGIN and the first END after it (README's bare names count too:
+// every word that is a registered name or has an underscore), sorted.
+std::vector<std::string> method_names_between(const std::string& text, const std::string& begin,
+                                              const std::string& end) {
+  const size_t from = text.find(begin);
+  REQUIRE(from != std::string::npos);
+  const size_t to = text.find(end, from + begin.size());
+  REQUIRE(to != std::string::npos);
+  const std::vector<std::string> prose = {"a",  "and",    "are", "compare", "compared", "method", "methods",
+                                          "or", "people", "the", "them",    "they",     "with"};
+  std::vector<std::string> names;
+  std::string word;
+  for (size_t i = from + begin.size(); i <= to; ++i) {
+    const char c = text[i];
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      word += c;
+      continue;
+    }
+    if (!word.empty() && std::find(prose.begin(), prose.end(), word) == prose.end()) names.push_back(word);
+    word.clear();
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+}  // namespace
+
+TEST_CASE(
+    "README's train line and docs/algorithms.md name exactly the registered algorithms, each with a "
+    "section") {
+  std::vector<std::string> registered = algorithm_names();
+  std::sort(registered.begin(), registered.end());
+  const std::string readme = read_source_file("README.md");
+  CHECK(method_names_between(readme, "then RL with ", "; docs/algorithms.md") == registered);
+  const std::string doc = read_source_file("docs/algorithms.md");
+  CHECK(method_names_between(doc, "algorithms are registered: the paper's ", ". Each is one file") ==
+        registered);
+  for (const std::string& name : registered) {
+    INFO(name);
+    CHECK((doc.find("\n## " + name + " ") != std::string::npos ||
+           doc.find("\n## " + name + "\n") != std::string::npos));
+  }
 }
