@@ -5,10 +5,9 @@
 // that do not depend on the number of threads (CPU) or on scheduling (GPU deterministic mode), because
 // gtpo promises bitwise-identical runs.
 #pragma once
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -147,7 +146,8 @@ struct PrimitiveTime {
 
 class Backend {
  public:
-  virtual ~Backend() = default;
+  Backend();  // both out of line: the profile is a type of primitive_profile.cpp
+  virtual ~Backend();
   virtual Device device() const = 0;
   virtual const char* name() const = 0;
   // Backends that have nothing to switch (the CPU) keep the defaults; unsupported modes throw gtpo::Error.
@@ -185,20 +185,15 @@ class Backend {
     return out;
   }
 
-  // ---- per-primitive timing -------------------------------------------------------------------
+  // ---- per-primitive timing (runtime/primitive_profile.*) --------------------------------------
   // Off by default (gtpo bench --profile). While on, every primitive call adds its time to its name's
-  // total (runtime/primitive_profile.h): host time on the CPU, whose primitives return when done; device time
-  // between two events on the GPU's stream. A primitive that calls others counts once, as itself. Off, a
-  // call costs one branch.
+  // total: host time on the CPU, whose primitives return when done; device time between two events on the
+  // GPU's stream. A primitive that calls others counts once, as itself. Off, a call costs one branch.
   void set_profiling(bool on);  // on: starts from empty totals
-  bool profiling() const { return profiling_; }
+  bool profiling() const { return profile_ != nullptr; }
   std::vector<PrimitiveTime> profile();  // the totals so far, largest first (waits for queued work)
-  void profile_begin(const char* name) {
-    if (profile_depth_++ == 0) start_timing(name);
-  }
-  void profile_end() {
-    if (--profile_depth_ == 0) stop_timing();
-  }
+  void profile_begin(const char* name);  // GTPO_PRIMITIVE's scope calls these while profiling
+  void profile_end();
 
  protected:
   // The clock: the host's by default; a device overrides all three (stop_timing may leave the time pending
@@ -211,11 +206,8 @@ class Backend {
   BackendOptions options_;
 
  private:
-  bool profiling_ = false;
-  int profile_depth_ = 0;
-  const char* timing_name_ = nullptr;
-  std::chrono::steady_clock::time_point timing_start_;
-  std::map<std::string, PrimitiveTime> profile_totals_;
+  struct Profile;                     // primitive_profile.cpp
+  std::unique_ptr<Profile> profile_;  // null while not profiling
 };
 
 // The backend for a device; throws gtpo::Error when that device is not available in this build or machine.

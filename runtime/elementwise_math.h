@@ -26,8 +26,8 @@ namespace gtpo::elementwise {
 
 namespace ieee = cuda::ieee;
 
-// f(std::integral_constant<UnaryOp, op>{}): each backend instantiates its loop or kernel per op with this,
-// so the switch over ops inside the formulas folds away at compile time.
+// f(std::integral_constant<UnaryOp, op>{}): each backend's loop or kernel per op, the formulas' switch
+// folded away at compile time.
 template <typename F>
 void dispatch_unary(UnaryOp op, F&& f) {
   using U = UnaryOp;
@@ -78,11 +78,10 @@ GTPO_HD float bits_to_float(int32_t bits) {
 #endif
 }
 
-// e^x over the whole float range (sigmoid, silu, the token choice's weights): runtime/exp_poly.h's
-// polynomial, with 2^n applied as two exact power-of-two factors so that n up to 128 (x up to ln FLT_MAX)
-// stays finite; x > 88.7228 gives +inf and x < -87 gives 0. The clamps are written so that a NaN x
-// becomes -87 before the float-to-int conversion (undefined for NaN) and is restored at the end. The CPU's
-// loops vectorise it, unlike the scalar libm call.
+// e^x over the whole float range (sigmoid, silu, the token choice): runtime/exp_poly.h's polynomial, 2^n as
+// two exact power-of-two factors so that n up to 128 stays finite; x > 88.7228 gives +inf, x < -87 gives 0.
+// A NaN x becomes -87 before the float-to-int conversion (undefined for NaN) and is restored at the end.
+// The CPU's loops vectorise it, unlike the scalar libm call.
 GTPO_HD float exp_any(float x) {
   using namespace ieee;
   const float low = -87.0f < x ? x : -87.0f;
@@ -189,6 +188,19 @@ GTPO_HD float unary_grad(float x, float y, float gy, float s) {
       return mul(mul(gy, s), ::powf(x, sub(s, 1.0f)));
   }
   return gy;  // unreachable
+}
+
+// The element of a broadcast operand that output (r, c) of a [rows, cols] binary op reads.
+GTPO_HD int64_t operand_index(BroadcastMode mode, int64_t r, int64_t c, int64_t cols) {
+  switch (mode) {
+    case BroadcastMode::full:
+      return r * cols + c;
+    case BroadcastMode::repeat_rows:
+      return c;
+    case BroadcastMode::repeat_cols:
+      return r;
+  }
+  return 0;
 }
 
 template <BinaryOp Op>

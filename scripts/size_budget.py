@@ -24,7 +24,7 @@ PRODUCTION_FOLDERS = ("apps", "data", "model", "rl", "runtime")
 PRODUCTION_CAP = 37850
 # tests/ and scripts/ are not production: each keeps its own cap (raised the same way, with the reason).
 OTHER_CAPS = {
-    "tests": 20300,
+    "tests": 20400,
     "scripts": 4450,
 }
 # Folders whose functions the 80-line cap covers (tests are left free to be long and literal).

@@ -14,8 +14,7 @@ namespace {
 using elementwise::sigmoid_of;
 constexpr int64_t kElementGrain = 1 << 15;
 // Maps that take an exp, tanh, log or pow per element cost ~8x a plain one: smaller chunks, so that a decode
-// step's [128, intermediate] SiLU is split over the threads too. (The grain moves no bits: each element is
-// its own.)
+// step's [128, intermediate] SiLU is split over the threads too (no bits move: each element is its own).
 constexpr int64_t kTranscendentalGrain = 1 << 12;
 
 constexpr int64_t grain_of(UnaryOp op, bool backward) {
@@ -89,26 +88,19 @@ void CpuBackend::swiglu_backward(const float* gate, const float* up, const float
 }
 
 namespace {
-inline int64_t operand_index(BroadcastMode mode, int64_t r, int64_t c, int64_t cols) {
-  switch (mode) {
-    case BroadcastMode::full: return r * cols + c;
-    case BroadcastMode::repeat_rows: return c;
-    case BroadcastMode::repeat_cols: return r;
-  }
-  return 0;
-}
-
-template <typename F>
-void binary_loop(const float* a, const float* b, float* out, const BinaryPlan& p, F&& f) {
+template <BinaryOp Op>
+void binary_loop(const float* a, const float* b, float* out, const BinaryPlan& p) {
+  using elementwise::binary_value, elementwise::operand_index;
   const int64_t cols = p.cols;
   if (p.a == BroadcastMode::full && p.b == BroadcastMode::full) {
-    map(p.rows * cols, [&](int64_t i) { out[i] = f(a[i], b[i]); });
+    map(p.rows * cols, [&](int64_t i) { out[i] = binary_value<Op>(a[i], b[i]); });
     return;
   }
   parallel_for(p.rows, grain_for(cols, kElementGrain), [&](int64_t rb, int64_t re) {
     for (int64_t r = rb; r < re; ++r)
       for (int64_t c = 0; c < cols; ++c)
-        out[r * cols + c] = f(a[operand_index(p.a, r, c, cols)], b[operand_index(p.b, r, c, cols)]);
+        out[r * cols + c] =
+            binary_value<Op>(a[operand_index(p.a, r, c, cols)], b[operand_index(p.b, r, c, cols)]);
   });
 }
 }  // namespace
@@ -116,10 +108,14 @@ void binary_loop(const float* a, const float* b, float* out, const BinaryPlan& p
 void CpuBackend::binary(BinaryOp op, const float* a, const float* b, float* out, const BinaryPlan& plan) {
   GTPO_PRIMITIVE("binary");
   switch (op) {
-    case BinaryOp::add: return binary_loop(a, b, out, plan, [](float x, float y) { return x + y; });
-    case BinaryOp::sub: return binary_loop(a, b, out, plan, [](float x, float y) { return x - y; });
-    case BinaryOp::mul: return binary_loop(a, b, out, plan, [](float x, float y) { return x * y; });
-    case BinaryOp::div: return binary_loop(a, b, out, plan, [](float x, float y) { return x / y; });
+    case BinaryOp::add:
+      return binary_loop<BinaryOp::add>(a, b, out, plan);
+    case BinaryOp::sub:
+      return binary_loop<BinaryOp::sub>(a, b, out, plan);
+    case BinaryOp::mul:
+      return binary_loop<BinaryOp::mul>(a, b, out, plan);
+    case BinaryOp::div:
+      return binary_loop<BinaryOp::div>(a, b, out, plan);
   }
   fail("binary: unknown op");
 }

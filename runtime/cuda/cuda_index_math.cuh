@@ -32,16 +32,6 @@ GTPO_HD int64_t strided_offset(int64_t j, int64_t rows, int64_t cols, int64_t ld
   return batch * stride + r * ld + c;
 }
 
-// ---- broadcasting binary ops (the CPU's operand_index) ----------------------------------------------
-GTPO_HD int64_t operand_index(BroadcastMode mode, int64_t r, int64_t c, int64_t cols) {
-  switch (mode) {
-    case BroadcastMode::full: return r * cols + c;
-    case BroadcastMode::repeat_rows: return c;
-    case BroadcastMode::repeat_cols: return r;
-  }
-  return 0;
-}
-
 // ---- reduce_sum and expand_axis over x viewed as [outer, len, inner] ------------------------------------
 // reduce_sum's order, the same on every backend (Backend::reduce_sum): the len inputs of an output are cut
 // into chunks of kReduceChunkRows consecutive ones; each chunk is added in index order from 0.0f, the chunk

@@ -141,16 +141,6 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
   return out;
 }
 
-Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, int64_t kv_len,
-                        const Tensor& key_mask, float scale) {
-  return attention_cached(q, k_cache, v_cache, kv_len, key_mask, SharedPrefix{}, scale);
-}
-
-Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, int64_t kv_len,
-                        const Tensor& key_mask, const SharedPrefix& prefix, float scale) {
-  return attention_cached(q, k_cache, v_cache, kv_len, key_mask, prefix, Tensor(), scale);
-}
-
 namespace detail {
 
 // q's entries spread over every cache entry (an entry nobody feeds takes entry 0's query and mask), the full
@@ -173,7 +163,7 @@ Tensor attention_cached_every_row(const Tensor& q, const Tensor& k_cache, const 
     every_mask = Tensor::from_ints(every, Shape{entries, cols}, q.device());
   }
   const Tensor every_q = gather_rows(q, Tensor::from_ints(entry_query, Shape{entries}, q.device()));
-  return gather_rows(attention_cached(every_q, k_cache, v_cache, kv_len, every_mask, prefix, scale),
+  return gather_rows(attention_cached(every_q, k_cache, v_cache, kv_len, every_mask, prefix, Tensor(), scale),
                      cache_rows);
 }
 

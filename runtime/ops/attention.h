@@ -21,13 +21,6 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask, float scale,
                  const Tensor& query_range);
 
-// Inference-only attention over a KV cache: k_cache, v_cache [B, Tmax, Hkv, D] of which the first kv_len
-// positions are valid (read in place, not copied); q holds the last Tq <= kv_len positions. key_mask is
-// i32 [B, kv_len] or [B, Tmax] (only its first kv_len columns are read). Throws when autograd would need to
-// record (use attention() for training, or run under NoGradGuard).
-Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, int64_t kv_len,
-                        const Tensor& key_mask = Tensor(), float scale = 0.0f);
-
 // A prefix of the cache shared by groups of batch entries (the prompt of a group of samples): keys and
 // values [B / group, Tp, Hkv, D], of which positions [0, length) replace positions [0, length) of every
 // entry b's own cache rows, read from prefix entry b / group.
@@ -37,18 +30,19 @@ struct SharedPrefix {
   int64_t group = 1;
 };
 
-// attention_cached with positions [0, prefix.length) read from the shared prefix.
+// Inference-only attention over a KV cache: k_cache, v_cache [B, Tmax, Hkv, D] of which the first kv_len
+// positions are valid (read in place, not copied); q holds the last Tq <= kv_len positions. key_mask is
+// i32 [B, kv_len] or [B, Tmax] (only its first kv_len columns are read). Throws when autograd would need to
+// record (use attention() for training, or run under NoGradGuard). Positions [0, prefix.length) are read
+// from the shared prefix.
+// cache_rows (optional, i32 [Bq]): q's batch entries are some rows of the cache, entry b reading cache entry
+// cache_rows[b] (and so prefix entry cache_rows[b] / prefix.group), as the rows still decoding while finished
+// ones wait; key_mask is [Bq, ...], per q entry. A backend whose supports(Capability::attention_kv_rows) is
+// true reads those entries in place; on any other the full batch runs (detail::attention_cached_every_row).
+// The rows get the full batch's bits either way.
 Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, int64_t kv_len,
-                        const Tensor& key_mask, const SharedPrefix& prefix, float scale = 0.0f);
-
-// The same where q's batch entries are some rows of the cache: cache_rows i32 [Bq] (defined) names the
-// cache entry (and so the prefix entry, cache row / prefix.group) that q's entry b reads, as the rows still
-// decoding while finished ones wait; key_mask is [Bq, ...], per q entry. A backend whose
-// supports(Capability::attention_kv_rows) is true reads those entries in place; on any other the full batch
-// runs (detail::attention_cached_every_row). The rows get the full batch's bits either way.
-Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, int64_t kv_len,
-                        const Tensor& key_mask, const SharedPrefix& prefix, const Tensor& cache_rows,
-                        float scale = 0.0f);
+                        const Tensor& key_mask = Tensor(), const SharedPrefix& prefix = {},
+                        const Tensor& cache_rows = Tensor(), float scale = 0.0f);
 
 namespace detail {
 // attention_cached with cache_rows on a backend without attention_kv_rows (declared for its test).

@@ -3,10 +3,8 @@
 // GRPO-S, which a sequence-level algorithm uses. Plain host arithmetic over the per-token log-probs of π_θ;
 // rl/policy_loss.h wraps it in one autograd node.
 //
-// To add a token loss: write rl/math/losses/NAME.cpp with a function returning a PolicyLoss (its per-token
-// term and derivative, the keys it reads), declare it at the end of this header and list it in
-// loss_registry.cpp. rl.policy_loss, its documentation, the
-// unread-settings check and the step's metrics ask the record.
+// A token loss is its file here (a function returning a PolicyLoss) plus its line in loss_registry.cpp;
+// rl.policy_loss, its documentation, the unread-settings check and the step's metrics ask the record.
 #pragma once
 #include <cstdint>
 #include <string>
