@@ -26,43 +26,45 @@ namespace gtpo::elementwise {
 
 namespace ieee = cuda::ieee;
 
-// f(std::integral_constant<UnaryOp, op>{}): each backend's loop or kernel per op, the formulas' switch
-// folded away at compile time.
+// f(op_tag<op>): each backend's loop or kernel per op, the formulas' switch folded away at compile time.
+template <auto Op>
+constexpr std::integral_constant<decltype(Op), Op> op_tag{};
+
+// clang-format off
 template <typename F>
 void dispatch_unary(UnaryOp op, F&& f) {
   using U = UnaryOp;
   switch (op) {
-    case U::neg:
-      return f(std::integral_constant<U, U::neg>{});
-    case U::exp:
-      return f(std::integral_constant<U, U::exp>{});
-    case U::log:
-      return f(std::integral_constant<U, U::log>{});
-    case U::relu:
-      return f(std::integral_constant<U, U::relu>{});
-    case U::gelu_tanh:
-      return f(std::integral_constant<U, U::gelu_tanh>{});
-    case U::silu:
-      return f(std::integral_constant<U, U::silu>{});
-    case U::sigmoid:
-      return f(std::integral_constant<U, U::sigmoid>{});
-    case U::tanh:
-      return f(std::integral_constant<U, U::tanh>{});
-    case U::sqrt:
-      return f(std::integral_constant<U, U::sqrt>{});
-    case U::square:
-      return f(std::integral_constant<U, U::square>{});
-    case U::reciprocal:
-      return f(std::integral_constant<U, U::reciprocal>{});
-    case U::scale:
-      return f(std::integral_constant<U, U::scale>{});
-    case U::add_scalar:
-      return f(std::integral_constant<U, U::add_scalar>{});
-    case U::pow_scalar:
-      return f(std::integral_constant<U, U::pow_scalar>{});
+    case U::neg: return f(op_tag<U::neg>);
+    case U::exp: return f(op_tag<U::exp>);
+    case U::log: return f(op_tag<U::log>);
+    case U::relu: return f(op_tag<U::relu>);
+    case U::gelu_tanh: return f(op_tag<U::gelu_tanh>);
+    case U::silu: return f(op_tag<U::silu>);
+    case U::sigmoid: return f(op_tag<U::sigmoid>);
+    case U::tanh: return f(op_tag<U::tanh>);
+    case U::sqrt: return f(op_tag<U::sqrt>);
+    case U::square: return f(op_tag<U::square>);
+    case U::reciprocal: return f(op_tag<U::reciprocal>);
+    case U::scale: return f(op_tag<U::scale>);
+    case U::add_scalar: return f(op_tag<U::add_scalar>);
+    case U::pow_scalar: return f(op_tag<U::pow_scalar>);
   }
   fail("unary: unknown op");
 }
+
+template <typename F>
+void dispatch_binary(BinaryOp op, F&& f) {
+  using B = BinaryOp;
+  switch (op) {
+    case B::add: return f(op_tag<B::add>);
+    case B::sub: return f(op_tag<B::sub>);
+    case B::mul: return f(op_tag<B::mul>);
+    case B::div: return f(op_tag<B::div>);
+  }
+  fail("binary: unknown op");
+}
+// clang-format on
 
 constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/pi)
 constexpr float kGeluA = 0.044715f;

@@ -25,7 +25,7 @@ constexpr int64_t grain_of(UnaryOp op, bool backward) {
 }
 
 template <typename F>
-void map(int64_t n, F&& f, int64_t grain = kElementGrain) {
+void map(int64_t n, int64_t grain, F&& f) {
   parallel_for(n, grain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) f(i);
   });
@@ -37,8 +37,7 @@ void CpuBackend::unary(UnaryOp op, const float* x, float* y, int64_t n, float s)
   GTPO_PRIMITIVE("unary");
   elementwise::dispatch_unary(op, [&](auto o) {
     constexpr UnaryOp kOp = decltype(o)::value;
-    map(
-        n, [&](int64_t i) { y[i] = elementwise::unary_value<kOp>(x[i], s); }, grain_of(kOp, false));
+    map(n, grain_of(kOp, false), [&](int64_t i) { y[i] = elementwise::unary_value<kOp>(x[i], s); });
   });
 }
 
@@ -48,14 +47,11 @@ void CpuBackend::unary_backward(UnaryOp op, const float* x, const float* y, cons
   GTPO_PRIMITIVE("unary_backward");
   elementwise::dispatch_unary(op, [&](auto o) {
     constexpr UnaryOp kOp = decltype(o)::value;
-    map(
-        n,
-        [&](int64_t i) {
-          const float xi = elementwise::grad_reads_input(kOp) ? x[i] : 0.0f;
-          const float yi = elementwise::grad_reads_output(kOp) ? y[i] : 0.0f;
-          gx[i] = elementwise::unary_grad<kOp>(xi, yi, gy[i], s);
-        },
-        grain_of(kOp, true));
+    map(n, grain_of(kOp, true), [&](int64_t i) {
+      const float xi = elementwise::grad_reads_input(kOp) ? x[i] : 0.0f;
+      const float yi = elementwise::grad_reads_output(kOp) ? y[i] : 0.0f;
+      gx[i] = elementwise::unary_grad<kOp>(xi, yi, gy[i], s);
+    });
   });
 }
 
@@ -64,27 +60,21 @@ void CpuBackend::unary_backward(UnaryOp op, const float* x, const float* y, cons
 // three of five passes over [tokens, intermediate] and the saved silu output.
 void CpuBackend::swiglu_forward(const float* gate, const float* up, float* out, int64_t n) {
   GTPO_PRIMITIVE("swiglu_forward");
-  map(
-      n,
-      [&](int64_t i) {
-        const float s = gate[i] * sigmoid_of(gate[i]);
-        out[i] = s * up[i];
-      },
-      kTranscendentalGrain);
+  map(n, kTranscendentalGrain, [&](int64_t i) {
+    const float s = gate[i] * sigmoid_of(gate[i]);
+    out[i] = s * up[i];
+  });
 }
 
 void CpuBackend::swiglu_backward(const float* gate, const float* up, const float* gout, float* ggate,
                                  float* gup, int64_t n) {
   GTPO_PRIMITIVE("swiglu_backward");
-  map(
-      n,
-      [&](int64_t i) {
-        const float x = gate[i], sg = sigmoid_of(x);
-        const float gs = gout[i] * up[i];
-        gup[i] = gout[i] * (x * sg);
-        ggate[i] = gs * sg * (1.0f + x * (1.0f - sg));
-      },
-      kTranscendentalGrain);
+  map(n, kTranscendentalGrain, [&](int64_t i) {
+    const float x = gate[i], sg = sigmoid_of(x);
+    const float gs = gout[i] * up[i];
+    gup[i] = gout[i] * (x * sg);
+    ggate[i] = gs * sg * (1.0f + x * (1.0f - sg));
+  });
 }
 
 namespace {
@@ -93,7 +83,7 @@ void binary_loop(const float* a, const float* b, float* out, const BinaryPlan& p
   using elementwise::binary_value, elementwise::operand_index;
   const int64_t cols = p.cols;
   if (p.a == BroadcastMode::full && p.b == BroadcastMode::full) {
-    map(p.rows * cols, [&](int64_t i) { out[i] = binary_value<Op>(a[i], b[i]); });
+    map(p.rows * cols, kElementGrain, [&](int64_t i) { out[i] = binary_value<Op>(a[i], b[i]); });
     return;
   }
   parallel_for(p.rows, grain_for(cols, kElementGrain), [&](int64_t rb, int64_t re) {
@@ -107,17 +97,7 @@ void binary_loop(const float* a, const float* b, float* out, const BinaryPlan& p
 
 void CpuBackend::binary(BinaryOp op, const float* a, const float* b, float* out, const BinaryPlan& plan) {
   GTPO_PRIMITIVE("binary");
-  switch (op) {
-    case BinaryOp::add:
-      return binary_loop<BinaryOp::add>(a, b, out, plan);
-    case BinaryOp::sub:
-      return binary_loop<BinaryOp::sub>(a, b, out, plan);
-    case BinaryOp::mul:
-      return binary_loop<BinaryOp::mul>(a, b, out, plan);
-    case BinaryOp::div:
-      return binary_loop<BinaryOp::div>(a, b, out, plan);
-  }
-  fail("binary: unknown op");
+  elementwise::dispatch_binary(op, [&](auto o) { binary_loop<decltype(o)::value>(a, b, out, plan); });
 }
 
 }  // namespace gtpo

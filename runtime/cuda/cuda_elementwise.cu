@@ -57,13 +57,7 @@ void CudaBackend::binary(BinaryOp op, const float* a, const float* b, float* out
   GTPO_PRIMITIVE("binary");
   if (plan.rows <= 0 || plan.cols <= 0) return;
   const cudaStream_t st = stream_of(*this);
-  switch (op) {
-    case BinaryOp::add: return launch_binary<BinaryOp::add>(st, a, b, out, plan);
-    case BinaryOp::sub: return launch_binary<BinaryOp::sub>(st, a, b, out, plan);
-    case BinaryOp::mul: return launch_binary<BinaryOp::mul>(st, a, b, out, plan);
-    case BinaryOp::div: return launch_binary<BinaryOp::div>(st, a, b, out, plan);
-  }
-  fail("binary: unknown op");
+  elementwise::dispatch_binary(op, [&](auto o) { launch_binary<decltype(o)::value>(st, a, b, out, plan); });
 }
 
 }  // namespace gtpo::cuda

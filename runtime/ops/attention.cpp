@@ -148,8 +148,8 @@ namespace detail {
 // cache entry, so the rows get the full batch's bits.
 Tensor attention_cached_every_row(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
                                   int64_t kv_len, const Tensor& key_mask, const SharedPrefix& prefix,
-                                  const Tensor& cache_rows, float scale) {
-  const std::vector<int32_t> rows = cache_rows.to_int_vector();
+                                  const Tensor& cache_rows, const std::vector<int32_t>& rows, float scale) {
+  check_mask("attention_cached", key_mask, q, kv_len, k_cache.size(1));  // before the host reads its rows
   const int64_t entries = k_cache.size(0), cols = key_mask.defined() ? key_mask.size(1) : 0;
   std::vector<int32_t> entry_query(static_cast<size_t>(entries), 0);
   for (size_t b = 0; b < rows.size(); ++b)
@@ -183,12 +183,11 @@ Tensor attention_cached(const Tensor& q, const Tensor& k_cache, const Tensor& v_
                q.size(0), "] (q's batch), got ", cache_rows.describe());
     rows = cache_rows.to_int_vector();
     for (size_t b = 0; b < rows.size(); ++b)
-      GTPO_CHECK(rows[b] >= 0 && rows[b] < k_cache.size(0), "attention_cached: cache_rows[", b, "] = ", rows[b],
-                 " is outside the cache's ", k_cache.size(0), " entries");
-    check_mask("attention_cached", key_mask, q, kv_len, a.kv_len);
+      GTPO_CHECK(rows[b] >= 0 && rows[b] < k_cache.size(0), "attention_cached: cache_rows[", b,
+                 "] = ", rows[b], " is outside the cache's ", k_cache.size(0), " entries");
     if (!q.backend().supports(Capability::attention_kv_rows))
       return detail::attention_cached_every_row(q, k_cache, v_cache, kv_len, key_mask, prefix, cache_rows,
-                                                scale);
+                                                rows, scale);
     a.kv_rows = cache_rows.data_i32();
   }
   const int64_t cache_len = a.kv_len;

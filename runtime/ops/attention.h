@@ -1,6 +1,7 @@
 // Fused causal multi-head self-attention (flash style on every backend: no [T, T] matrix is materialised).
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "runtime/tensor.h"
 
@@ -48,7 +49,8 @@ namespace detail {
 // attention_cached with cache_rows on a backend without attention_kv_rows (declared for its test).
 Tensor attention_cached_every_row(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
                                   int64_t kv_len, const Tensor& key_mask, const SharedPrefix& prefix,
-                                  const Tensor& cache_rows, float scale);
+                                  const Tensor& cache_rows, const std::vector<int32_t>& rows,
+                                  float scale);  // rows: cache_rows on the host
 }  // namespace detail
 
 }  // namespace gtpo::ops

@@ -84,16 +84,7 @@ struct EmuBackend {
   }
   void binary(BinaryOp op, const float* a, const float* b, float* out, const BinaryPlan& plan) {
     if (plan.rows <= 0 || plan.cols <= 0) return;
-    switch (op) {
-      case BinaryOp::add:
-        return binary_op<BinaryOp::add>(a, b, out, plan);
-      case BinaryOp::sub:
-        return binary_op<BinaryOp::sub>(a, b, out, plan);
-      case BinaryOp::mul:
-        return binary_op<BinaryOp::mul>(a, b, out, plan);
-      case BinaryOp::div:
-        return binary_op<BinaryOp::div>(a, b, out, plan);
-    }
+    gtpo::elementwise::dispatch_binary(op, [&](auto o) { binary_op<decltype(o)::value>(a, b, out, plan); });
   }
 
   // cuda_layout.cu

@@ -432,8 +432,8 @@ TEST_CASE(
   const Tensor cache_rows = Tensor::from_ints(rows, Shape{3});
   CHECK(ops::attention_cached(q, k, v, kv_len, m, shared, cache_rows).to_vector() == want);
   // A backend without Capability::attention_kv_rows runs the full batch instead: the same bits.
-  CHECK(ops::detail::attention_cached_every_row(q, k, v, kv_len, m, shared, cache_rows, 0.0f).to_vector() ==
-        want);
+  CHECK(ops::detail::attention_cached_every_row(q, k, v, kv_len, m, shared, cache_rows, rows, 0.0f)
+            .to_vector() == want);
   CHECK_THROWS_WITH(ops::attention_cached(q, k, v, kv_len, m, shared, Tensor::from_ints({4, 0, 6}, Shape{3})),
                     Contains("attention_cached: cache_rows[2] = 6 is outside the cache's 6 entries"));
   CHECK_THROWS_WITH(ops::attention_cached(q, k, v, kv_len, m, shared, Tensor::from_ints({4, 0}, Shape{2})),
