@@ -8,7 +8,7 @@
 
 namespace gtpo::apps {
 
-Args::Args(int argc, char** argv, const std::vector<FlagSpec>& specs) {
+Args::Args(int argc, char** argv, const std::vector<FlagSpec>& specs) : specs_(specs) {
   auto find = [&](const std::string& arg) -> const FlagSpec* {
     for (const FlagSpec& s : specs)
       if (s.name == arg || (!s.alias.empty() && s.alias == arg)) return &s;
@@ -74,45 +74,41 @@ std::string Args::require(const std::string& flag) const {
   return it->second;
 }
 
-int64_t Args::get_int(const std::string& flag, int64_t fallback) const {
-  auto it = values_.find(flag);
-  if (it == values_.end()) return fallback;
+namespace {
+
+// FLAG's value through CODEC, FALLBACK when it is absent; a bad value is an error naming the flag.
+template <typename T>
+T parsed(const std::map<std::string, std::string>& values, const std::string& flag, T fallback,
+         const config::Codec<T>& codec) {
+  const auto it = values.find(flag);
+  if (it == values.end()) return fallback;
   try {
-    return config::integer<int64_t>(std::numeric_limits<int64_t>::lowest()).parse(it->second);
+    return codec.parse(it->second);
   } catch (const Error& e) {
     fail("option ", flag, ": ", e.what());
   }
 }
 
+}  // namespace
+
 int64_t Args::get_int(const std::string& flag, int64_t fallback, int64_t lo, int64_t hi) const {
-  auto it = values_.find(flag);
-  if (it == values_.end()) return fallback;
-  try {
-    return config::integer<int64_t>(lo, hi).parse(it->second);
-  } catch (const Error& e) {
-    fail("option ", flag, ": ", e.what());
-  }
+  return parsed(values_, flag, fallback, config::integer<int64_t>(lo, hi));
 }
 
 double Args::get_double(const std::string& flag, double fallback) const {
-  auto it = values_.find(flag);
-  if (it == values_.end()) return fallback;
-  try {
-    return config::number().parse(it->second);
-  } catch (const Error& e) {
-    fail("option ", flag, ": ", e.what());
-  }
+  return parsed(values_, flag, fallback, config::number());
 }
 
-std::string usage_text(const std::string& synopsis, const std::string& description, const std::vector<FlagSpec>& specs) {
+bool Args::printed_help(const std::string& synopsis, const std::string& description) const {
+  if (!help_) return false;
   std::string out = "usage: " + synopsis + "\n\n" + description + "\n\noptions:\n";
-  for (const FlagSpec& s : specs) {
+  for (const FlagSpec& s : specs_) {
     std::string left = "  " + s.name + (s.alias.empty() ? "" : ", " + s.alias) + (s.takes_value ? " VALUE" : "");
     if (left.size() < 28) left.resize(28, ' ');
     out += left + " " + s.help + "\n";
   }
-  out += "  --help                     show this text\n";
-  return out;
+  std::fputs((out + "  --help                     show this text\n").c_str(), stdout);
+  return true;
 }
 
 }  // namespace gtpo::apps

@@ -1,6 +1,7 @@
 // A small command-line parser shared by the subcommands: --flag VALUE, --switch, key=value overrides and
 // positionals. Unknown flags are errors that list the valid ones.
 #pragma once
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -22,14 +23,18 @@ class Args {
  public:
   // argv[0] is the subcommand name. Throws gtpo::Error on an unknown flag or a missing value.
   Args(int argc, char** argv, const std::vector<FlagSpec>& specs);
+  Args(int argc, char** argv, std::vector<FlagSpec>&& specs) = delete;  // it keeps a reference to SPECS
 
   bool help() const { return help_; }
+  // With --help: prints the usage (SYNOPSIS, DESCRIPTION and the flags) to stdout and returns true.
+  bool printed_help(const std::string& synopsis, const std::string& description) const;
   bool has(const std::string& flag) const { return values_.count(flag) != 0; }
   std::string get(const std::string& flag, const std::string& fallback) const;
   std::string require(const std::string& flag) const;  // error naming the flag when missing
-  int64_t get_int(const std::string& flag, int64_t fallback) const;
   // An integer in [lo, hi]; anything else is an error naming the flag and the range.
-  int64_t get_int(const std::string& flag, int64_t fallback, int64_t lo, int64_t hi) const;
+  int64_t get_int(const std::string& flag, int64_t fallback,
+                  int64_t lo = std::numeric_limits<int64_t>::lowest(),
+                  int64_t hi = std::numeric_limits<int64_t>::max()) const;
   double get_double(const std::string& flag, double fallback) const;
   const std::vector<std::string>& positionals() const { return positionals_; }
   // key=value arguments, in order.
@@ -43,8 +48,7 @@ class Args {
   std::vector<std::string> positionals_;
   std::vector<std::pair<std::string, std::string>> overrides_;
   bool help_ = false;
+  const std::vector<FlagSpec>& specs_;  // the command's static flag table
 };
-
-std::string usage_text(const std::string& synopsis, const std::string& description, const std::vector<FlagSpec>& specs);
 
 }  // namespace gtpo::apps

@@ -16,6 +16,7 @@
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/cuda_device_info.h"
 #endif
+#include "runtime/config_codec.h"
 #include "runtime/error.h"
 #include "runtime/random.h"
 
@@ -78,9 +79,7 @@ ModelShape model_shape(const std::string& name) {
     out.rollout = s.rollout;
     return out;
   }
-  std::string valid;
-  for (const std::string& n : public_shape_names()) valid += (valid.empty() ? "" : ", ") + n;
-  fail("bench: unknown --shape '", name, "'; valid shapes: ", valid);
+  fail("bench: unknown --shape '", name, "'; valid shapes: ", config::join(public_shape_names()));
 }
 
 std::vector<std::string> public_shape_names() {

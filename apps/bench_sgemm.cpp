@@ -89,18 +89,17 @@ nlohmann::json bench_sgemm(const Options& o) {
       // The same product on Eigen's tiles (what the CPU backend used for every GEMM before its own kernel),
       // timed the same way, for the side-by-side of docs/performance.md.
       Tensor c = Tensor::empty(Shape{s.m, s.n}, o.device);
-      GemmArgs args;
-      args.trans_a = s.trans_a;
-      args.trans_b = s.trans_b;
-      args.m = s.m;
-      args.n = s.n;
-      args.k = s.k;
-      args.a = a.data();
-      args.lda = s.trans_a ? s.m : s.k;
-      args.b = b.data();
-      args.ldb = s.trans_b ? s.k : s.n;
-      args.c = c.data();
-      args.ldc = s.n;
+      const GemmArgs args{.trans_a = s.trans_a,
+                          .trans_b = s.trans_b,
+                          .m = s.m,
+                          .n = s.n,
+                          .k = s.k,
+                          .a = a.data(),
+                          .lda = s.trans_a ? s.m : s.k,
+                          .b = b.data(),
+                          .ldb = s.trans_b ? s.k : s.n,
+                          .c = c.data(),
+                          .ldc = s.n};
       auto run_eigen = [&] {
         for (int64_t i = 0; i < reps; ++i) gemm_eigen_tiles(args);
       };

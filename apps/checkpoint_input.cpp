@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "apps/device_setup.h"
 #include "data/tokenizer/tokenizer_config.h"
 #include "rl/prompt_template.h"
 #include "rl/run/run_checks.h"
@@ -39,7 +40,11 @@ void require_model_directory(const std::string& path, const std::string& key) {
              "directory)");
 }
 
-CheckpointInput load_checkpoint_input(const Args& args, Device device, const char* command) {
+CheckpointInput load_checkpoint_input(const Args& args, const char* command) {
+  if (const int64_t threads = args.get_int("--threads", 0, 0, 4096); threads > 0)
+    omp_set_num_threads(static_cast<int>(threads));
+  const Device device = device_from(args);
+  prepare_device(device);
   CheckpointInput in;
   in.dir = io::readable_directory(resolve_checkpoint_dir(args.require("--checkpoint")));
   in.loaded = model::load_model(in.dir, device);
@@ -87,11 +92,6 @@ std::string chosen_prompt_template(const Args& args, const CheckpointInput& in, 
 }
 
 FlagSpec threads_flag() { return {"--threads", true, "CPU threads (default 0 = the library default)"}; }
-
-void apply_threads(const Args& args) {
-  const int64_t threads = args.get_int("--threads", 0, 0, 4096);
-  if (threads > 0) omp_set_num_threads(static_cast<int>(threads));
-}
 
 FlagSpec checkpoint_flag() {
   return {"--checkpoint", true,

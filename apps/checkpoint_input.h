@@ -25,13 +25,13 @@ std::string resolve_checkpoint_dir(const std::string& path);
 // Fails unless PATH is a directory, naming KEY: a model is always one (a checkpoint, a run, an HF save).
 void require_model_directory(const std::string& path, const std::string& key);
 
-// Resolves --checkpoint, loads the model (on DEVICE) and its tokenizer, reads run_config.yaml when present
-// and prints on stderr what was taken from it. COMMAND names the command in messages.
-CheckpointInput load_checkpoint_input(const Args& args, Device device, const char* command);
+// Applies --threads and --device, resolves --checkpoint, loads the model (on that device) and its tokenizer,
+// reads run_config.yaml when present and prints on stderr what was taken from it. COMMAND names the command
+// in messages.
+CheckpointInput load_checkpoint_input(const Args& args, const char* command);
 
-// The --threads flag: CPU threads of the command; applied by apply_threads (0 = the library default).
+// The --threads flag: CPU threads of the command (0 = the library default).
 FlagSpec threads_flag();
-void apply_threads(const Args& args);
 
 // The --checkpoint flag's help text, shared so the three commands say the same.
 FlagSpec checkpoint_flag();

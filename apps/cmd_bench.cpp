@@ -144,16 +144,11 @@ void print_human(const nlohmann::json& r) {
 
 int run_bench(int argc, char** argv) {
   Args args(argc, argv, kFlags);
-  if (args.help()) {
-    std::fputs(
-        usage_text(
-            "gtpo bench --workload W [--shape S] [--device cpu|cuda] [--precision P] [--threads N]\n"
-            "                  [--runs R] [--warmup W] [--token-choice host|device] [--profile] [--json]",
-            kDescription, kFlags)
-            .c_str(),
-        stdout);
+  if (args.printed_help(
+          "gtpo bench --workload W [--shape S] [--device cpu|cuda] [--precision P] [--threads N]\n"
+          "                  [--runs R] [--warmup W] [--token-choice host|device] [--profile] [--json]",
+          kDescription))
     return 0;
-  }
   args.reject_unused("bench", false, false);
   bench::Options o;
   o.workload = args.require("--workload");

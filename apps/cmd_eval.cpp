@@ -87,21 +87,16 @@ std::unique_ptr<rl::ProblemSource> problem_source(const Args& args, const Checkp
 
 int run_eval(int argc, char** argv) {
   Args args(argc, argv, kFlags);
-  if (args.help()) {
-    std::fputs(usage_text("gtpo eval --checkpoint DIR|RUN_DIR [--data FILE.jsonl | --task NAME [task.KEY=VALUE ...]] [-k K]",
-                          "Greedy accuracy, mean@k and the unbiased pass@k estimator (Chen et al. 2021) over test\n"
-                          "problems. A training checkpoint (or a run directory) brings its run config: without\n"
-                          "--data or --task the run's own task is used, --task of the run's task keeps its task\n"
-                          "options, and the eval settings default to the run's. Task options (e.g. difficulty=3)\n"
-                          "are given as KEY=VALUE and override the run's.",
-                          kFlags).c_str(), stdout);
+  if (args.printed_help(
+          "gtpo eval --checkpoint DIR|RUN_DIR [--data FILE.jsonl | --task NAME [task.KEY=VALUE ...]] [-k K]",
+          "Greedy accuracy, mean@k and the unbiased pass@k estimator (Chen et al. 2021) over test\n"
+          "problems. A training checkpoint (or a run directory) brings its run config: without\n"
+          "--data or --task the run's own task is used, --task of the run's task keeps its task\n"
+          "options, and the eval settings default to the run's. Task options (e.g. difficulty=3)\n"
+          "are given as KEY=VALUE and override the run's."))
     return 0;
-  }
   args.reject_unused("eval", false, true);  // KEY=VALUE: task options, checked by the task source
-  apply_threads(args);
-  const Device device = device_from(args);
-  prepare_device(device);
-  CheckpointInput in = load_checkpoint_input(args, device, "eval");
+  CheckpointInput in = load_checkpoint_input(args, "eval");
   model::LoadedModel& m = in.loaded;
   GTPO_CHECK(m.tokenizer != nullptr, "eval: the checkpoint has no tokenizer");
   std::unique_ptr<rl::ProblemSource> source = problem_source(args, in);

@@ -31,18 +31,14 @@ constexpr DtypeChoice kDtypes[] = {{"f32", "F32", "float32"}, {"bf16", "BF16", "
 
 int run_export(int argc, char** argv) {
   Args args(argc, argv, kFlags);
-  if (args.help()) {
-    std::fputs(usage_text("gtpo export CHECKPOINT|RUN_DIR --out DIR [--dtype f32|bf16|f16]",
-                          "Writes the model as a Hugging Face directory that transformers'\n"
-                          "AutoModelForCausalLM.from_pretrained(DIR) loads as it is: config.json, model.safetensors,\n"
-                          "generation_config.json and the tokenizer files, without gtpo's own state (optimizer,\n"
-                          "cursor, run config). A run directory exports its latest checkpoint. The directory is\n"
-                          "written atomically (a kill leaves the old one or the new one).",
-                          kFlags)
-                   .c_str(),
-               stdout);
+  if (args.printed_help(
+          "gtpo export CHECKPOINT|RUN_DIR --out DIR [--dtype f32|bf16|f16]",
+          "Writes the model as a Hugging Face directory that transformers'\n"
+          "AutoModelForCausalLM.from_pretrained(DIR) loads as it is: config.json, model.safetensors,\n"
+          "generation_config.json and the tokenizer files, without gtpo's own state (optimizer,\n"
+          "cursor, run config). A run directory exports its latest checkpoint. The directory is\n"
+          "written atomically (a kill leaves the old one or the new one)."))
     return 0;
-  }
   args.reject_unused("export", true, false);
   GTPO_CHECK(args.positionals().size() == 1, "export: expected exactly one CHECKPOINT or RUN_DIR, got ",
              args.positionals().size());

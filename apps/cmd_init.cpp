@@ -16,21 +16,15 @@ const std::vector<FlagSpec> kFlags = {{"--out", true, "checkpoint directory to w
 
 int run_init(int argc, char** argv) {
   Args args(argc, argv, kFlags);
-  if (args.help()) {
-    std::fputs(
-        usage_text(
-            "gtpo init CONFIG.yaml [section.key=value ...] --out DIR",
-            "Writes the model gtpo train would start CONFIG's run from (its model: section initialised\n"
-            "with train.seed, GPT-2-style scaled by depth, and its tokenizer: section, by default the\n"
-            "task's characters) as a checkpoint directory: model.safetensors, config.yaml,\n"
-            "tokenizer.json, and config.json + generation_config.json so transformers' from_pretrained\n"
-            "loads it. CONFIG is read as gtpo train reads it (every key and its default:\n"
-            "docs/configuration.md); a config holding only a model: section is enough.",
-            kFlags)
-            .c_str(),
-        stdout);
+  if (args.printed_help(
+          "gtpo init CONFIG.yaml [section.key=value ...] --out DIR",
+          "Writes the model gtpo train would start CONFIG's run from (its model: section initialised\n"
+          "with train.seed, GPT-2-style scaled by depth, and its tokenizer: section, by default the\n"
+          "task's characters) as a checkpoint directory: model.safetensors, config.yaml,\n"
+          "tokenizer.json, and config.json + generation_config.json so transformers' from_pretrained\n"
+          "loads it. CONFIG is read as gtpo train reads it (every key and its default:\n"
+          "docs/configuration.md); a config holding only a model: section is enough."))
     return 0;
-  }
   GTPO_CHECK(args.positionals().size() == 1, "init: expected exactly one CONFIG.yaml, got ", args.positionals().size());
   const std::string path = args.positionals()[0];
   const std::string out = args.require("--out");

@@ -22,16 +22,20 @@ const std::vector<FlagSpec> kFlags = {
     {"--json", true, "also write the result as JSON to FILE (docs/probe.md)"},
     device_flag("train.device, cpu; same as train.device=VALUE")};
 
+std::vector<std::string> split(const std::string& list, char separator) {
+  std::vector<std::string> out;
+  for (size_t at = 0;;) {
+    const size_t end = list.find(separator, at);
+    out.push_back(list.substr(at, end - at));
+    if (end == std::string::npos) return out;
+    at = end + 1;
+  }
+}
+
 // "gtpo:gtpo.alpha2=0" → the method's config: the run config with rl.algo=gtpo (its defaults) and the keys.
 rl::ProbeMethod parse_method(const std::string& spec, const std::string& config_path,
                              const rl::ConfigOverrides& run_overrides) {
-  std::vector<std::string> parts;
-  for (size_t at = 0;;) {
-    const size_t colon = spec.find(':', at);
-    parts.push_back(spec.substr(at, colon - at));
-    if (colon == std::string::npos) break;
-    at = colon + 1;
-  }
+  const std::vector<std::string> parts = split(spec, ':');
   GTPO_CHECK(!parts[0].empty(), "probe: --methods: an empty method name in '", spec, "'");
   rl::ConfigOverrides overrides = run_overrides;
   overrides.emplace_back("rl.algo", parts[0]);
@@ -43,32 +47,18 @@ rl::ProbeMethod parse_method(const std::string& spec, const std::string& config_
   return {spec, rl::load_run_config(config_path, overrides).rl};
 }
 
-std::vector<std::string> split_commas(const std::string& list) {
-  std::vector<std::string> out;
-  for (size_t at = 0;;) {
-    const size_t comma = list.find(',', at);
-    out.push_back(list.substr(at, comma - at));
-    if (comma == std::string::npos) return out;
-    at = comma + 1;
-  }
-}
 }  // namespace
 
 int run_probe(int argc, char** argv) {
   Args args(argc, argv, kFlags);
-  if (args.help()) {
-    std::fputs(
-        usage_text("gtpo probe CONFIG.yaml [section.key=value ...] [--checkpoint DIR] [--methods LIST]",
-                   "Samples train.prompts_per_step prompts x sampler.group_size at the config's sampler\n"
-                   "settings (every group kept) and reports the token entropy, the share of groups with\n"
-                   "mixed rewards, and each method's policy gradient on those rollouts: its cosine with the\n"
-                   "first method's, beside the noise floor (the first method's cosine with itself on an\n"
-                   "independent batch). Nothing is trained or written but --json.",
-                   kFlags)
-            .c_str(),
-        stdout);
+  if (args.printed_help(
+          "gtpo probe CONFIG.yaml [section.key=value ...] [--checkpoint DIR] [--methods LIST]",
+          "Samples train.prompts_per_step prompts x sampler.group_size at the config's sampler\n"
+          "settings (every group kept) and reports the token entropy, the share of groups with\n"
+          "mixed rewards, and each method's policy gradient on those rollouts: its cosine with the\n"
+          "first method's, beside the noise floor (the first method's cosine with itself on an\n"
+          "independent batch). Nothing is trained or written but --json."))
     return 0;
-  }
   GTPO_CHECK(args.positionals().size() == 1, "probe: expected one CONFIG.yaml (see --help)");
   const std::string path = args.positionals()[0];
   rl::ConfigOverrides overrides = args.overrides();
@@ -76,7 +66,7 @@ int run_probe(int argc, char** argv) {
   if (args.has("--checkpoint")) overrides.emplace_back("train.init_from", args.get("--checkpoint", ""));
   rl::RunConfig config = rl::load_run_config(path, overrides);
   std::vector<rl::ProbeMethod> methods;
-  for (const std::string& spec : split_commas(args.get("--methods", "dapo,dapo_forking,gtpo,grpo_s")))
+  for (const std::string& spec : split(args.get("--methods", "dapo,dapo_forking,gtpo,grpo_s"), ','))
     methods.push_back(parse_method(spec, path, overrides));
   if (!config.teacher.path.empty())
     std::fprintf(stderr,

@@ -26,21 +26,15 @@ const std::vector<FlagSpec> kFlags = {
 
 int run_report(int argc, char** argv) {
   Args args(argc, argv, kFlags);
-  if (args.help()) {
-    std::fputs(
-        usage_text(
-            "gtpo report RUN_DIR [RUN_DIR ...] [--out FILE.html] [--csv FILE.csv] [--tensorboard DIR]",
-            "Writes one self-contained HTML file (no network: inline SVG and script) that opens in any\n"
-            "browser: curves over steps (several runs overlaid), the logged completions token by token\n"
-            "coloured by entropy, shaped reward, advantage or clip side, d_t/h_t profiles, advantages by\n"
-            "entropy decile and Cov(log-prob, advantage) per step, the eval table and the config.\n"
-            "gtpo train refreshes RUN_DIR/report.html itself at each eval and checkpoint.\n"
-            "Every logged key: docs/metrics.md.",
-            kFlags)
-            .c_str(),
-        stdout);
+  if (args.printed_help(
+          "gtpo report RUN_DIR [RUN_DIR ...] [--out FILE.html] [--csv FILE.csv] [--tensorboard DIR]",
+          "Writes one self-contained HTML file (no network: inline SVG and script) that opens in any\n"
+          "browser: curves over steps (several runs overlaid), the logged completions token by token\n"
+          "coloured by entropy, shaped reward, advantage or clip side, d_t/h_t profiles, advantages by\n"
+          "entropy decile and Cov(log-prob, advantage) per step, the eval table and the config.\n"
+          "gtpo train refreshes RUN_DIR/report.html itself at each eval and checkpoint.\n"
+          "Every logged key: docs/metrics.md."))
     return 0;
-  }
   GTPO_CHECK(!args.positionals().empty(), "report: give at least one RUN_DIR (a train.out_dir; see --help)");
   args.reject_unused("report", true, false);
   rl::ReportLimits limits;

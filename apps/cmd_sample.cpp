@@ -13,6 +13,7 @@
 #include "model/memory_estimate.h"
 #include "model/sampler.h"
 #include "rl/prompt_template.h"
+#include "rl/rollout_phase.h"
 #include "runtime/error.h"
 
 namespace gtpo::apps {
@@ -107,27 +108,18 @@ model::PromptInput prompt_input(const Args& args, const CheckpointInput& in) {
 
 int run_sample(int argc, char** argv) {
   Args args(argc, argv, kFlags);
-  if (args.help()) {
-    std::fputs(
-        usage_text(
-            "gtpo sample --checkpoint DIR|RUN_DIR (--prompt TEXT | --prompt-tokens 1,2,3) [-n G] [options]",
-            "Samples G continuations of one prompt with a KV cache. Every token comes with its\n"
-            "log-prob and the full-vocabulary entropy of its (temperature-scaled) distribution. A training\n"
-            "checkpoint's run config gives the sampling defaults (its sampler section) and the prompt\n"
-            "format the run trained with: its prompt.template, else the trailing newline a task generator's\n"
-            "prompts end with. A directory without a run config (a Hugging Face save, an export) renders\n"
-            "the prompt through its chat template as one user turn, as transformers' pipeline does.\n"
-            "--chat-template chooses another format; --raw encodes the text as given.",
-            kFlags)
-            .c_str(),
-        stdout);
+  if (args.printed_help(
+          "gtpo sample --checkpoint DIR|RUN_DIR (--prompt TEXT | --prompt-tokens 1,2,3) [-n G] [options]",
+          "Samples G continuations of one prompt with a KV cache. Every token comes with its\n"
+          "log-prob and the full-vocabulary entropy of its (temperature-scaled) distribution. A training\n"
+          "checkpoint's run config gives the sampling defaults (its sampler section) and the prompt\n"
+          "format the run trained with: its prompt.template, else the trailing newline a task generator's\n"
+          "prompts end with. A directory without a run config (a Hugging Face save, an export) renders\n"
+          "the prompt through its chat template as one user turn, as transformers' pipeline does.\n"
+          "--chat-template chooses another format; --raw encodes the text as given."))
     return 0;
-  }
   args.reject_unused("sample", false, false);
-  apply_threads(args);
-  const Device device = device_from(args);
-  prepare_device(device);
-  CheckpointInput in = load_checkpoint_input(args, device, "sample");
+  CheckpointInput in = load_checkpoint_input(args, "sample");
   model::LoadedModel& loaded = in.loaded;
   const rl::SamplerSection run_sampler = in.run_config ? in.run_config->sampler : rl::SamplerSection{};
   const data::Tokenizer* tok = loaded.tokenizer.get();
@@ -152,12 +144,7 @@ int run_sample(int argc, char** argv) {
   GTPO_CHECK(have == 0.0 || need < have, "sample: -n ", o.group_size, " samples of ", prompt_len + o.max_new_tokens,
              " tokens need about ", need / (1 << 30), " GiB of keys, values and logits, more than this machine's ",
              have / (1 << 30), " GiB: lower -n or --max-new-tokens");
-  if (tok) {
-    o.eos_id = tok->eos_id();
-    o.pad_id = tok->pad_id() >= 0 ? tok->pad_id() : 0;
-    o.sampleable_ids = tok->vocab_size();  // never an id the tokenizer cannot decode
-    o.decode = [tok](const std::vector<int32_t>& ids) { return tok->decode(ids); };
-  }
+  if (tok) rl::attach_tokenizer(o, *tok);
   if (args.has("--stop")) o.stop_strings.push_back(args.get("--stop", ""));
   model::SamplerStats stats;
   std::vector<model::Sample> samples = model::sample_groups(*loaded.model, {prompt}, model::with_model_eos(o, *loaded.model), &stats);

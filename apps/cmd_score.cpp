@@ -29,20 +29,15 @@ const std::vector<FlagSpec> kFlags = {
 
 int run_score(int argc, char** argv) {
   Args args(argc, argv, kFlags);
-  if (args.help()) {
-    std::fputs(usage_text("gtpo score --checkpoint DIR|RUN_DIR --in IN.jsonl --out OUT.jsonl [--temperature T]",
-                          "For each line, the log-prob of token j given tokens < j and the full-vocabulary entropy\n"
-                          "of that distribution, for positions prompt_len .. len-1, computed by the same fused\n"
-                          "kernel the trainer and the sampler use.",
-                          kFlags).c_str(), stdout);
+  if (args.printed_help(
+          "gtpo score --checkpoint DIR|RUN_DIR --in IN.jsonl --out OUT.jsonl [--temperature T]",
+          "For each line, the log-prob of token j given tokens < j and the full-vocabulary entropy\n"
+          "of that distribution, for positions prompt_len .. len-1, computed by the same fused\n"
+          "kernel the trainer and the sampler use."))
     return 0;
-  }
   args.reject_unused("score", false, false);
   const std::string in_path = args.require("--in"), out_path = args.require("--out");
-  apply_threads(args);
-  const Device device = device_from(args);
-  prepare_device(device);
-  CheckpointInput input = load_checkpoint_input(args, device, "score");
+  CheckpointInput input = load_checkpoint_input(args, "score");
   model::LoadedModel& loaded = input.loaded;
   const double run_temperature =
       input.run_config && input.run_config->sampler.temperature > 0 ? input.run_config->sampler.temperature : 1.0;
@@ -60,12 +55,7 @@ int run_score(int argc, char** argv) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = in_path + ":" + std::to_string(line_no);
-    nlohmann::json j;
-    try {
-      j = io::parse_json(line);
-    } catch (const nlohmann::json::exception& e) {
-      fail(where, ": invalid JSON: ", e.what());
-    }
+    nlohmann::json j = io::parse_json_or_fail(line, where + ": invalid JSON: ");
     GTPO_CHECK(j.is_object() && j.contains("tokens") && j["tokens"].is_array(), where,
                ": expected an object with a \"tokens\" array");
     GTPO_CHECK(j.contains("prompt_len") && j["prompt_len"].is_number_integer(), where,

@@ -27,15 +27,13 @@ const std::vector<FlagSpec> kFlags = {{"--out", true, "checkpoint directory (def
 
 int run_sft(int argc, char** argv) {
   Args args(argc, argv, kFlags);
-  if (args.help()) {
-    std::fputs(usage_text("gtpo sft CONFIG.yaml [section.key=value ...] [--out DIR]",
-                          "Supervised warm start on the task's reference solutions (loss on the solution tokens\n"
-                          "only) for sft.steps steps of sft.batch_size; then a greedy test evaluation and a model\n"
-                          "checkpoint. SIGINT (^C) or SIGTERM stops after the current step and writes the checkpoint\n"
-                          "of the steps done, without the evaluation (exit status 130 or 143).",
-                          kFlags).c_str(), stdout);
+  if (args.printed_help(
+          "gtpo sft CONFIG.yaml [section.key=value ...] [--out DIR]",
+          "Supervised warm start on the task's reference solutions (loss on the solution tokens\n"
+          "only) for sft.steps steps of sft.batch_size; then a greedy test evaluation and a model\n"
+          "checkpoint. SIGINT (^C) or SIGTERM stops after the current step and writes the checkpoint\n"
+          "of the steps done, without the evaluation (exit status 130 or 143)."))
     return 0;
-  }
   GTPO_CHECK(args.positionals().size() == 1, "sft: expected one CONFIG.yaml (see --help)");
   rl::ConfigOverrides overrides = args.overrides();
   add_device_override(args, overrides);

@@ -198,12 +198,10 @@ int run_tokenize(int argc, char** argv) {
   Settings settings;
   try {
     Args args(argc, argv, kFlags);
-    if (args.help()) {
-      std::cout << usage_text("gtpo tokenize --tokenizer FILE_OR_DIR (--text S | --in IN.jsonl --out OUT.jsonl) "
-                              "[--decode] [--no-special] [--plain] [--chat [--add-generation-prompt]]",
-                              kDescription, kFlags);
+    if (args.printed_help("gtpo tokenize --tokenizer FILE_OR_DIR (--text S | --in IN.jsonl --out OUT.jsonl) "
+                          "[--decode] [--no-special] [--plain] [--chat [--add-generation-prompt]]",
+                          kDescription))
       return 0;
-    }
     settings = read_settings(args);
   } catch (const Error& e) {
     std::cerr << "gtpo tokenize: error: " << e.what() << "\n(run 'gtpo tokenize --help' for usage)\n";

@@ -180,29 +180,22 @@ rl::TrainSummary set_up_and_train(const Args& args, rl::RunConfig& config, const
 int run_train(int argc, char** argv) {
   const auto started = std::chrono::steady_clock::now();
   Args args(argc, argv, kFlags);
-  if (args.help()) {
-    std::fputs(
-        usage_text(
-            "gtpo train CONFIG.yaml [section.key=value | ~section.key ...]\n       gtpo train --resume "
-            "RUN_DIR [section.key=value ...]",
-            "Trains with the algorithm of rl.algo: an optional supervised warm start (sft.steps), then\n"
-            "RL steps of grouped rollouts, verification, shaped rewards and advantages, and clipped\n"
-            "policy updates. Writes config.yaml, metrics.jsonl, eval.jsonl, samples.jsonl and\n"
-            "checkpoints/ under train.out_dir, which must be empty or new (a run directory belongs to\n"
-            "one run: --resume continues it, --overwrite starts over). SIGINT (^C) or SIGTERM stops\n"
-            "after the current SFT or RL step with a checkpoint (exit status 130 or 143).\n"
-            "mpirun -np N gtpo train ... runs N data-parallel ranks, each keeping 1/N of the optimiser\n"
-            "state; a checkpoint resumes with any N (docs/distributed.md).\n"
-            "Every key and its default: docs/configuration.md.\n\n"
-            "Algorithms (rl.algo):\n" +
-                algorithm_lines() +
-                "\nPolicy losses (rl.policy_loss; the sequence-level algorithms' own):\n" +
-                policy_loss_lines(),
-            kFlags)
-            .c_str(),
-        stdout);
+  if (args.printed_help(
+          "gtpo train CONFIG.yaml [section.key=value | ~section.key ...]\n       gtpo train --resume "
+          "RUN_DIR [section.key=value ...]",
+          "Trains with the algorithm of rl.algo: an optional supervised warm start (sft.steps), then\n"
+          "RL steps of grouped rollouts, verification, shaped rewards and advantages, and clipped\n"
+          "policy updates. Writes config.yaml, metrics.jsonl, eval.jsonl, samples.jsonl and\n"
+          "checkpoints/ under train.out_dir, which must be empty or new (a run directory belongs to\n"
+          "one run: --resume continues it, --overwrite starts over). SIGINT (^C) or SIGTERM stops\n"
+          "after the current SFT or RL step with a checkpoint (exit status 130 or 143).\n"
+          "mpirun -np N gtpo train ... runs N data-parallel ranks, each keeping 1/N of the optimiser\n"
+          "state; a checkpoint resumes with any N (docs/distributed.md).\n"
+          "Every key and its default: docs/configuration.md.\n\n"
+          "Algorithms (rl.algo):\n" +
+              algorithm_lines() + "\nPolicy losses (rl.policy_loss; the sequence-level algorithms' own):\n" +
+              policy_loss_lines()))
     return 0;
-  }
   const bool resume = args.has("--resume");
   GTPO_CHECK(!(resume && args.has("--overwrite")), "train: --resume continues a run and --overwrite starts over: "
              "give one of them");

@@ -1,5 +1,5 @@
 // The lists of methods that --help texts print, generated from the registries (rl/math/algorithm_registry.h,
-// rl/math/losses/loss_registry.h), so that no help text names them by hand.
+// rl/math/losses/loss.h), so that no help text names them by hand.
 #pragma once
 #include <string>
 

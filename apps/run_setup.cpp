@@ -34,8 +34,7 @@ std::unique_ptr<data::Tokenizer> make_tokenizer(const rl::TokenizerSection& t, c
       return std::make_unique<data::CharTokenizer>(t.alphabet.empty() ? source.alphabet() : t.alphabet);
     case rl::TokenizerKind::Byte:
       return data::make_byte_tokenizer(static_cast<int32_t>(std::max<int64_t>(vocab_hint, 259)));
-    case rl::TokenizerKind::File:
-      return data::load_tokenizer(t.file);
+    case rl::TokenizerKind::File: return data::load_tokenizer(t.file);
   }
   fail("tokenizer: unknown kind");
 }
@@ -126,12 +125,9 @@ std::unique_ptr<rl::ProblemSource> make_problem_source(const rl::RunConfig& c) {
 
 std::string tokenizer_where(const rl::RunConfig& c) {
   switch (c.tokenizer.kind) {
-    case rl::TokenizerKind::File:
-      return "tokenizer.file " + c.tokenizer.file;
-    case rl::TokenizerKind::Byte:
-      return "tokenizer.kind byte";
-    case rl::TokenizerKind::Char:
-      return "tokenizer.kind char";
+    case rl::TokenizerKind::File: return "tokenizer.file " + c.tokenizer.file;
+    case rl::TokenizerKind::Byte: return "tokenizer.kind byte";
+    case rl::TokenizerKind::Char: return "tokenizer.kind char";
   }
   return "tokenizer";
 }

@@ -44,13 +44,18 @@ std::string read_config_file(const std::string& path) {
 
 std::string shape_text(const std::vector<int64_t>& dims) { return Shape(dims).str(); }
 
+// Eos ids in order, each once: OUT's, then MORE's not already there (the tokenizer's first, then
+// generation_config.json's, then config.json's).
+std::vector<int32_t> merge_ids(std::vector<int32_t> out, const std::vector<int32_t>& more) {
+  for (int32_t id : more)
+    if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+  return out;
+}
+
 // Tensors that Hugging Face files may hold beyond the parameters: GPT-2's causal-mask buffers, and a
 // written-out copy of a tied head.
 bool ignorable_extra(const std::string& name, const Transformer& model) {
-  auto ends_with = [&](const std::string& s) {
-    return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
-  };
-  if (ends_with(".attn.bias") || ends_with(".attn.masked_bias")) return model.config().is_gpt2();
+  if (name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias")) return model.config().is_gpt2();
   return name == "lm_head.weight" && model.config().tie_word_embeddings;
 }
 
@@ -152,12 +157,8 @@ std::vector<io::SafetensorsFile> open_weight_files(const std::string& dir, std::
   GTPO_CHECK(std::filesystem::exists(index_path), "checkpoint '", dir, "': neither ", kWeightsFile, " nor ",
              kShardIndexFile, " (sharded weights) is present");
   *label = index_path;
-  nlohmann::json index;
-  try {
-    index = io::parse_json(read_config_file(index_path));
-  } catch (const nlohmann::json::exception& e) {
-    fail(index_path, ": not valid JSON: ", e.what());
-  }
+  nlohmann::json index =
+      io::parse_json_or_fail(read_config_file(index_path), index_path + ": not valid JSON: ");
   GTPO_CHECK(index.is_object() && index.contains("weight_map") && index["weight_map"].is_object(), index_path,
              ": key 'weight_map' (a mapping of tensor names to shard files) is missing");
   std::map<std::string, size_t> shard_of_file;
@@ -259,23 +260,11 @@ void write_hf_config_files(const std::string& dir, const Transformer& model, con
   int32_t bos = model.bos_token_id();
   std::vector<int32_t> eos;
   if (tokenizer && tokenizer->eos_id() >= 0) eos.push_back(tokenizer->eos_id());
-  for (int32_t id : model.eos_token_ids())
-    if (std::find(eos.begin(), eos.end(), id) == eos.end()) eos.push_back(id);
+  eos = merge_ids(std::move(eos), model.eos_token_ids());
   if (bos < 0 && tokenizer) bos = tokenizer->bos_id();
   io::write_file_atomic(join(dir, kHfConfigFile), hf_config_json(model.config(), bos, eos, torch_dtype));
   io::write_file_atomic(join(dir, kGenerationConfigFile), hf_generation_config_json(bos, eos));
 }
-
-namespace {
-
-// The eos ids in order: the tokenizer's first, then generation_config.json's, then config.json's.
-std::vector<int32_t> merge_ids(std::vector<int32_t> out, const std::vector<int32_t>& more) {
-  for (int32_t id : more)
-    if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
-  return out;
-}
-
-}  // namespace
 
 namespace {
 

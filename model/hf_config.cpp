@@ -256,12 +256,7 @@ void read_llama_qwen2(Reader& r, ModelConfig& c) {
 }  // namespace
 
 HfModelConfig parse_hf_config(const std::string& text, const std::string& path) {
-  json root;
-  try {
-    root = io::parse_json(text);
-  } catch (const json::exception& e) {
-    fail(path, ": not valid JSON: ", e.what());
-  }
+  const json root = io::parse_json_or_fail(text, path + ": not valid JSON: ");
   GTPO_CHECK(root.is_object(), path, ": expected a JSON object of config keys");
   Reader r{root, path, {}};
   GTPO_CHECK(!r.get("quantization_config"), path,
@@ -294,12 +289,7 @@ HfModelConfig parse_hf_config(const std::string& text, const std::string& path) 
 }
 
 GenerationIds parse_generation_config(const std::string& text, const std::string& path) {
-  json root;
-  try {
-    root = io::parse_json(text);
-  } catch (const json::exception& e) {
-    fail(path, ": not valid JSON: ", e.what());
-  }
+  const json root = io::parse_json_or_fail(text, path + ": not valid JSON: ");
   GTPO_CHECK(root.is_object(), path, ": expected a JSON object");
   GenerationIds out;
   const std::vector<int32_t> bos = token_ids(root, "bos_token_id", path);

@@ -79,10 +79,7 @@ void Transformer::init_weights(uint64_t seed) {
   const float residual_std = 0.02f / std::sqrt(2.0f * static_cast<float>(config_.num_hidden_layers));
   for (const optim::Parameter& p : params_) {
     const std::string& n = p.name;
-    auto ends_with = [&](const char* suffix) {
-      const std::string s(suffix);
-      return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
-    };
+    const auto ends_with = [&](const char* suffix) { return n.ends_with(suffix); };
     std::vector<float> values(static_cast<size_t>(p.tensor.numel()), 0.0f);
     const bool is_norm = n.find("ln_") != std::string::npos || n.find("layernorm") != std::string::npos ||
                          ends_with("norm.weight");

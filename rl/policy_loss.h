@@ -1,5 +1,5 @@
-// The policy objective (rl/math/losses/objective.h) as one autograd node over the per-token log-probs (and
-// entropies) of π_θ.
+// The policy objective (policy_loss_terms, rl/math/losses/loss.h) as one autograd node over the per-token
+// log-probs (and entropies) of π_θ.
 #pragma once
 #include "rl/math/losses/loss.h"
 #include "runtime/tensor.h"

@@ -108,18 +108,10 @@ std::string yaml_quote(const std::string& text) {
   std::string out = "\"";
   for (const unsigned char ch : text) {
     switch (ch) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
       default:
         if (ch < 0x20 || ch == 0x7f) {
           char buf[8];

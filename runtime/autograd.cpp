@@ -24,10 +24,7 @@ void accumulate_into(Tensor& grad, const Tensor& increment) {
   // A gradient tensor may be shared (an identity backward passes its input through), so never write
   // into it in place: sum into a fresh tensor.
   Tensor sum = Tensor::empty(grad.shape(), grad.device());
-  BinaryPlan plan;
-  plan.rows = 1;
-  plan.cols = grad.numel();
-  grad.backend().binary(BinaryOp::add, grad.data(), increment.data(), sum.data(), plan);
+  grad.backend().binary(BinaryOp::add, grad.data(), increment.data(), sum.data(), {1, grad.numel()});
   grad = sum;
 }
 }  // namespace
@@ -42,9 +39,7 @@ std::vector<Tensor> AccumulateGrad::apply(const std::vector<Tensor>& grad_output
     // Own the memory: the incoming gradient may alias another node's buffer.
     leaf->grad = grad_outputs[0].clone().impl_ptr();
   } else {
-    BinaryPlan plan;
-    plan.cols = grad.numel();
-    grad.backend().binary(BinaryOp::add, grad.data(), grad_outputs[0].data(), grad.data(), plan);
+    grad.backend().binary(BinaryOp::add, grad.data(), grad_outputs[0].data(), grad.data(), {1, grad.numel()});
   }
   return {};
 }

@@ -65,6 +65,12 @@ class SavedTensor {
   uint32_t version_ = 0;
 };
 
+// A node's release_saved in one line: every saved value given (SavedTensor or Tensor) back to empty.
+template <typename... Saved>
+void release_all(Saved&... saved) {
+  ((saved = Saved()), ...);
+}
+
 // Grad mode is thread-local, as in PyTorch: rollouts and evaluation switch it off with NoGradGuard.
 bool grad_mode_enabled();
 class NoGradGuard {

@@ -14,11 +14,9 @@ enum class Device : uint8_t { cpu, cuda };
 inline size_t dtype_size(DType t) {
   switch (t) {
     case DType::f32:
-    case DType::i32:
-      return 4;
+    case DType::i32: return 4;
     case DType::bf16:
-    case DType::f16:
-      return 2;
+    case DType::f16: return 2;
   }
   return 0;
 }

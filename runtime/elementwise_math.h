@@ -107,34 +107,20 @@ template <UnaryOp Op>
 GTPO_HD float unary_value(float x, float s) {
   using namespace ieee;
   switch (Op) {
-    case UnaryOp::neg:
-      return -x;
-    case UnaryOp::exp:
-      return ::expf(x);
-    case UnaryOp::log:
-      return ::logf(x);
-    case UnaryOp::relu:
-      return x > 0.0f ? x : 0.0f;  // NaN -> 0, as on the CPU
-    case UnaryOp::gelu_tanh:
-      return mul(mul(0.5f, x), add(1.0f, ::tanhf(gelu_inner(x))));
-    case UnaryOp::silu:
-      return mul(x, sigmoid_of(x));
-    case UnaryOp::sigmoid:
-      return sigmoid_of(x);
-    case UnaryOp::tanh:
-      return ::tanhf(x);
-    case UnaryOp::sqrt:
-      return ieee::sqrt(x);
-    case UnaryOp::square:
-      return mul(x, x);
-    case UnaryOp::reciprocal:
-      return div(1.0f, x);
-    case UnaryOp::scale:
-      return mul(x, s);
-    case UnaryOp::add_scalar:
-      return add(x, s);
-    case UnaryOp::pow_scalar:
-      return ::powf(x, s);
+    case UnaryOp::neg: return -x;
+    case UnaryOp::exp: return ::expf(x);
+    case UnaryOp::log: return ::logf(x);
+    case UnaryOp::relu: return x > 0.0f ? x : 0.0f;  // NaN -> 0, as on the CPU
+    case UnaryOp::gelu_tanh: return mul(mul(0.5f, x), add(1.0f, ::tanhf(gelu_inner(x))));
+    case UnaryOp::silu: return mul(x, sigmoid_of(x));
+    case UnaryOp::sigmoid: return sigmoid_of(x);
+    case UnaryOp::tanh: return ::tanhf(x);
+    case UnaryOp::sqrt: return ieee::sqrt(x);
+    case UnaryOp::square: return mul(x, x);
+    case UnaryOp::reciprocal: return div(1.0f, x);
+    case UnaryOp::scale: return mul(x, s);
+    case UnaryOp::add_scalar: return add(x, s);
+    case UnaryOp::pow_scalar: return ::powf(x, s);
   }
   return x;  // unreachable: every op is a case above
 }
@@ -155,14 +141,10 @@ template <UnaryOp Op>
 GTPO_HD float unary_grad(float x, float y, float gy, float s) {
   using namespace ieee;
   switch (Op) {
-    case UnaryOp::neg:
-      return -gy;
-    case UnaryOp::exp:
-      return mul(gy, y);
-    case UnaryOp::log:
-      return div(gy, x);
-    case UnaryOp::relu:
-      return x > 0.0f ? gy : 0.0f;
+    case UnaryOp::neg: return -gy;
+    case UnaryOp::exp: return mul(gy, y);
+    case UnaryOp::log: return div(gy, x);
+    case UnaryOp::relu: return x > 0.0f ? gy : 0.0f;
     case UnaryOp::gelu_tanh: {
       const float t = ::tanhf(gelu_inner(x));
       const float du = mul(kGeluC, add(1.0f, mul(mul(kGeluA3, x), x)));
@@ -172,22 +154,14 @@ GTPO_HD float unary_grad(float x, float y, float gy, float s) {
       const float sg = sigmoid_of(x);
       return mul(mul(gy, sg), add(1.0f, mul(x, sub(1.0f, sg))));
     }
-    case UnaryOp::sigmoid:
-      return mul(mul(gy, y), sub(1.0f, y));
-    case UnaryOp::tanh:
-      return mul(gy, sub(1.0f, mul(y, y)));
-    case UnaryOp::sqrt:
-      return div(mul(gy, 0.5f), y);
-    case UnaryOp::square:
-      return mul(mul(gy, 2.0f), x);
-    case UnaryOp::reciprocal:
-      return mul(mul(-gy, y), y);
-    case UnaryOp::scale:
-      return mul(gy, s);
-    case UnaryOp::add_scalar:
-      return gy;
-    case UnaryOp::pow_scalar:
-      return mul(mul(gy, s), ::powf(x, sub(s, 1.0f)));
+    case UnaryOp::sigmoid: return mul(mul(gy, y), sub(1.0f, y));
+    case UnaryOp::tanh: return mul(gy, sub(1.0f, mul(y, y)));
+    case UnaryOp::sqrt: return div(mul(gy, 0.5f), y);
+    case UnaryOp::square: return mul(mul(gy, 2.0f), x);
+    case UnaryOp::reciprocal: return mul(mul(-gy, y), y);
+    case UnaryOp::scale: return mul(gy, s);
+    case UnaryOp::add_scalar: return gy;
+    case UnaryOp::pow_scalar: return mul(mul(gy, s), ::powf(x, sub(s, 1.0f)));
   }
   return gy;  // unreachable
 }
@@ -195,12 +169,9 @@ GTPO_HD float unary_grad(float x, float y, float gy, float s) {
 // The element of a broadcast operand that output (r, c) of a [rows, cols] binary op reads.
 GTPO_HD int64_t operand_index(BroadcastMode mode, int64_t r, int64_t c, int64_t cols) {
   switch (mode) {
-    case BroadcastMode::full:
-      return r * cols + c;
-    case BroadcastMode::repeat_rows:
-      return c;
-    case BroadcastMode::repeat_cols:
-      return r;
+    case BroadcastMode::full: return r * cols + c;
+    case BroadcastMode::repeat_rows: return c;
+    case BroadcastMode::repeat_cols: return r;
   }
   return 0;
 }
@@ -209,14 +180,10 @@ template <BinaryOp Op>
 GTPO_HD float binary_value(float a, float b) {
   using namespace ieee;
   switch (Op) {
-    case BinaryOp::add:
-      return add(a, b);
-    case BinaryOp::sub:
-      return sub(a, b);
-    case BinaryOp::mul:
-      return mul(a, b);
-    case BinaryOp::div:
-      return div(a, b);
+    case BinaryOp::add: return add(a, b);
+    case BinaryOp::sub: return sub(a, b);
+    case BinaryOp::mul: return mul(a, b);
+    case BinaryOp::div: return div(a, b);
   }
   return a;  // unreachable
 }

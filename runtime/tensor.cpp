@@ -140,14 +140,7 @@ float Tensor::item() const {
 Tensor Tensor::to(Device target) const {
   if (target == device()) return *this;
   Tensor out = empty(shape(), target, dtype());
-  const size_t bytes = static_cast<size_t>(numel()) * dtype_size(dtype());
-  if (device() == Device::cpu) {
-    out.backend().copy_from_host(out.raw_data(), raw_data(), bytes);
-  } else if (target == Device::cpu) {
-    backend().copy_to_host(out.raw_data(), raw_data(), bytes);
-  } else {
-    fail("to: no copy path from ", device_name(device()), " to ", device_name(target));
-  }
+  out.copy_(*this);
   return out;
 }
 

@@ -380,8 +380,7 @@ class Renderer {
         for (const ExprPtr& a : e.args) items.push_back(eval(*a, scope));
         return Value::from_list(std::move(items), e.is_tuple);
       }
-      case K::Dict:
-        return eval_dict(e, scope);
+      case K::Dict: return eval_dict(e, scope);
       case K::GetAttr: return get_attribute(eval(*e.a, scope), e.name);
       case K::GetItem: {
         Value container = eval(*e.a, scope);
@@ -393,8 +392,7 @@ class Renderer {
         const auto start = bound(e.b), stop = bound(e.c), step_value = bound(e.d);
         return slice(container, start, stop, step_value);
       }
-      case K::Call:
-        return eval_call(e, scope);
+      case K::Call: return eval_call(e, scope);
       case K::Filter: {
         Value v = eval(*e.a, scope);
         CallArgs args = eval_args(e, scope);
@@ -431,8 +429,7 @@ class Renderer {
         Value a = eval(*e.a, scope);
         return truthy(a) ? a : eval(*e.b, scope);
       }
-      case K::Compare:
-        return eval_compare(e, scope);
+      case K::Compare: return eval_compare(e, scope);
       case K::Condition:
         if (truthy(eval(*e.b, scope))) return eval(*e.a, scope);
         return e.c ? eval(*e.c, scope) : Value::undefined();

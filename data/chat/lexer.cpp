@@ -4,6 +4,7 @@
 
 #include "data/chat/template_error.h"
 #include "data/chat/text_utils.h"
+#include "data/tokenizer/utf8.h"
 
 namespace gtpo::data::chat {
 
@@ -29,23 +30,6 @@ int count_newlines(const std::string& s, std::size_t from, std::size_t to) {
   int n = 0;
   for (std::size_t i = from; i < to && i < s.size(); ++i) n += s[i] == '\n';
   return n;
-}
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) out += static_cast<char>(cp);
-  else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
 }
 
 class Lexer {
@@ -268,7 +252,7 @@ class Lexer {
           }
           if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) error(line_, "escape \\", std::string(1, e), " is not a valid code point");
           pos_ += width;
-          append_utf8(out, cp);
+          utf8_append(out, cp);
           break;
         }
         default:
@@ -276,7 +260,7 @@ class Lexer {
             uint32_t cp = static_cast<uint32_t>(e - '0');
             for (int i = 0; i < 2 && pos_ < src_.size() && src_[pos_] >= '0' && src_[pos_] <= '7'; ++i, ++pos_)
               cp = cp * 8 + static_cast<uint32_t>(src_[pos_] - '0');
-            append_utf8(out, cp);
+            utf8_append(out, cp);
           } else if (e == 'N') {
             error(line_, "\\N{...} escapes are not supported");
           } else {

@@ -49,9 +49,7 @@ std::string python_title(const std::string& s) {
 bool affix_matches(const Value& affix, const std::string& text, bool prefix, const std::string& method) {
   const auto one = [&](const Value& v) {
     if (!v.is_string()) value_error(method, "() argument must be str or a tuple of str, not ", type_name(v));
-    if (v.text.size() > text.size()) return false;
-    return prefix ? text.compare(0, v.text.size(), v.text) == 0
-                  : text.compare(text.size() - v.text.size(), v.text.size(), v.text) == 0;
+    return prefix ? text.starts_with(v.text) : text.ends_with(v.text);
   };
   if (affix.kind == Value::Kind::List) {
     for (const Value& v : affix.items())

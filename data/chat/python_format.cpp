@@ -120,7 +120,8 @@ void json_value(std::string& out, const Value& v, const JsonStyle& style, int le
     case Value::Kind::Bool: out += v.boolean ? "true" : "false"; return;
     case Value::Kind::Int: out += std::to_string(v.integer); return;
     case Value::Kind::Float:
-      if (std::isnan(v.number)) out += "NaN";
+      if (std::isnan(v.number))
+        out += "NaN";
       else if (std::isinf(v.number)) out += v.number > 0 ? "Infinity" : "-Infinity";
       else out += float_repr(v.number);
       return;
@@ -155,8 +156,7 @@ void json_value(std::string& out, const Value& v, const JsonStyle& style, int le
       out += '}';
       return;
     }
-    default:
-      value_error("tojson: Object of type ", type_name(v), " is not JSON serializable");
+    default: value_error("tojson: Object of type ", type_name(v), " is not JSON serializable");
   }
 }
 

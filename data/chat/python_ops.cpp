@@ -244,8 +244,7 @@ bool contains(const Value& container, const Value& item) {
       for (const Value& v : container.items())
         if (equals(v, item)) return true;
       return false;
-    case Value::Kind::Dict:
-      return item.is_string() && container.dict->find(item.text) != nullptr;
+    case Value::Kind::Dict: return item.is_string() && container.dict->find(item.text) != nullptr;
     case Value::Kind::Undefined: return false;
     default: value_error("argument of type '", type_name(container), "' is not iterable");
   }
@@ -346,7 +345,8 @@ Value slice(const Value& container, const std::optional<int64_t>& start, const s
 Value get_attribute(const Value& object, const std::string& name) {
   switch (object.kind) {
     case Value::Kind::Undefined:
-      value_error("'", object.text.empty() ? "value" : object.text, "' is undefined (no attribute '", name, "')");
+      value_error("'", object.text.empty() ? "value" : object.text, "' is undefined (no attribute '", name,
+                  "')");
     case Value::Kind::Namespace:
       if (const Value* v = object.dict->find(name)) return *v;
       return Value::undefined(name);

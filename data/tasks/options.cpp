@@ -60,9 +60,7 @@ std::string TaskOptions::get_string(const std::string&, const std::string& key, 
 void TaskOptions::check_known(const std::string& task, const std::vector<std::string>& valid) const {
   for (const auto& [key, value] : values_) {
     if (std::find(valid.begin(), valid.end(), key) != valid.end()) continue;
-    std::string list;
-    for (const auto& v : valid) list += (list.empty() ? "" : ", ") + v;
-    fail("task ", task, ": unknown option '", key, "' (valid options: ", list, ")");
+    fail("task ", task, ": unknown option '", key, "' (valid options: ", config::join(valid), ")");
   }
 }
 

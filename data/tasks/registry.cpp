@@ -7,6 +7,7 @@
 #include "data/tasks/chain.h"
 #include "data/tasks/countdown.h"
 #include "data/tasks/progression.h"
+#include "runtime/config_codec.h"
 #include "runtime/error.h"
 
 namespace gtpo::data {
@@ -32,11 +33,8 @@ const std::map<std::string, Entry>& registry() {
 
 const Entry& find_entry(const std::string& name) {
   const auto it = registry().find(name);
-  if (it == registry().end()) {
-    std::string list;
-    for (const auto& n : task_names()) list += (list.empty() ? "" : ", ") + n;
-    fail("unknown task '", name, "' (known tasks: ", list, ")");
-  }
+  if (it == registry().end())
+    fail("unknown task '", name, "' (known tasks: ", config::join(task_names()), ")");
   return it->second;
 }
 

@@ -18,12 +18,7 @@ namespace gtpo::data {
 namespace {
 
 std::unique_ptr<Tokenizer> tokenizer_from_text(std::string text, const std::string& path) {
-  hf::HfJson root;
-  try {
-    root = io::parse_json<hf::HfJson>(text);
-  } catch (const nlohmann::json::exception& e) {
-    fail(file_context(path), "bad JSON: ", e.what());
-  }
+  const hf::HfJson root = io::parse_json_or_fail<hf::HfJson>(text, file_context(path) + "bad JSON: ");
   try {
     GTPO_CHECK(root.is_object(), file_context(path), "expected a JSON object, found ", root.type_name());
     auto model = root.find("model");

@@ -44,12 +44,7 @@ nlohmann::json read_json_object(const std::string& path, const std::string& what
   GTPO_CHECK(in.good(), what, " '", path, "': cannot open");
   std::ostringstream buf;
   buf << in.rdbuf();
-  nlohmann::json root;
-  try {
-    root = io::parse_json(buf.str());
-  } catch (const nlohmann::json::exception& e) {
-    fail(what, " '", path, "': bad JSON: ", e.what());
-  }
+  nlohmann::json root = io::parse_json_or_fail(buf.str(), what + " '" + path + "': bad JSON: ");
   GTPO_CHECK(root.is_object(), what, " '", path, "': expected a JSON object");
   return root;
 }

@@ -24,12 +24,7 @@ std::vector<std::string> algorithm_names() {
 const Algorithm& find_algorithm(const std::string& name) {
   for (const Algorithm& a : all_algorithms())
     if (name == a.name) return a;
-  std::string known;
-  for (const std::string& n : algorithm_names()) {
-    if (!known.empty()) known += ", ";
-    known += n;
-  }
-  fail("unknown algorithm '", name, "'; known algorithms: ", known);
+  fail("unknown algorithm '", name, "'; known algorithms: ", config::join(algorithm_names()));
 }
 
 RlConfig defaults_for(const std::string& algo) {

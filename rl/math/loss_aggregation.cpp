@@ -44,18 +44,10 @@ std::vector<std::vector<float>> token_loss_weights(const std::vector<std::vector
     if (c.per_response[i] > 0) {
       const double s = static_cast<double>(c.responses);
       switch (agg) {
-        case LossAgg::TokenMean:
-          w = 1.0 / static_cast<double>(c.tokens);
-          break;
-        case LossAgg::SeqMeanTokenMean:
-          w = 1.0 / (s * static_cast<double>(c.per_response[i]));
-          break;
-        case LossAgg::SeqMeanTokenSum:
-          w = 1.0 / s;
-          break;
-        case LossAgg::SeqMeanTokenSumNorm:
-          w = 1.0 / (s * static_cast<double>(c.max_len));
-          break;
+        case LossAgg::TokenMean: w = 1.0 / static_cast<double>(c.tokens); break;
+        case LossAgg::SeqMeanTokenMean: w = 1.0 / (s * static_cast<double>(c.per_response[i])); break;
+        case LossAgg::SeqMeanTokenSum: w = 1.0 / s; break;
+        case LossAgg::SeqMeanTokenSumNorm: w = 1.0 / (s * static_cast<double>(c.max_len)); break;
       }
     }
     std::vector<float>& row = weights.emplace_back(masks[i].size(), 0.0f);

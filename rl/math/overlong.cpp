@@ -57,8 +57,7 @@ std::vector<double> overlong_penalties(const std::vector<Response>& batch, const
                                        const RlConfig& cfg, int max_new_tokens) {
   std::vector<double> penalty(batch.size(), 0.0);
   switch (cfg.overlong) {
-    case Overlong::None:
-      break;
+    case Overlong::None: break;
     case Overlong::DapoSoft: {
       GTPO_CHECK(
           max_new_tokens > 0,

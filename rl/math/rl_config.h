@@ -65,7 +65,7 @@ struct RlConfig {
   double clip_low = 0.2;   // rl.clip_low  (ε_low)
   double clip_high = 0.2;  // rl.clip_high (ε_high)
   double dual_clip = 0.0;  // rl.dual_clip: c for Â < 0; 0 = off
-  std::string policy_loss = "clip";  // a token loss of rl/math/losses/loss_registry.h
+  std::string policy_loss = "clip";  // a token loss of rl/math/losses/loss_registry.cpp
   RolloutCorrection rollout_correction = RolloutCorrection::None;
   double rollout_correction_cap = 2.0;  // C of TIS (min(ρ, C)) and MIS (ρ > C masked)
   LossAgg loss_agg = LossAgg::SeqMeanTokenMean;

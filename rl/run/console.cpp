@@ -17,12 +17,17 @@ double number(const nlohmann::json& m, const char* key) {
   return it != m.end() && it->is_number() ? it->get<double>() : std::nan("");
 }
 
+template <typename... Values>
+void append_text(std::string& line, const char* fmt, Values... values) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, fmt, values...);
+  line += buf;
+}
+
 void append(std::string& line, const char* fmt, double v) {
   if (std::isnan(v)) return;
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
   line += " | ";
-  line += buf;
+  append_text(line, fmt, v);
 }
 
 // Dynamic sampling dropped every group: the step's batch is empty and its kept-response metrics are zeros.
@@ -58,8 +63,8 @@ std::string format_step_line(const nlohmann::json& m, int64_t total_steps, const
   std::string line =
       "step " + std::to_string(m.value("step", int64_t{0})) + "/" + std::to_string(total_steps);
   append(line, "acc %.3f", number(m, "accuracy"));
-  if (trained_on_nothing(
-          m)) {  // lengths, entropies and the update's figures would be zeros, not measurements
+  // Without a kept group, lengths, entropies and the update's figures would be zeros, not measurements.
+  if (trained_on_nothing(m)) {
     line += " | no kept group (" + std::to_string(m.value("groups_sampled", int64_t{0})) +
             " sampled): nothing trained";
     append(line, "%.1fs", number(m, "seconds_step"));
@@ -69,30 +74,18 @@ std::string format_step_line(const nlohmann::json& m, int64_t total_steps, const
   const double truncated = number(m, "truncated_frac");
   if (truncated > 0) append(line, "trunc %.2f", truncated);
   append(line, "H %.3f", number(m, "entropy_mean"));
-  if (cols.kept) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, " | kept %lld/%lld",
-                  static_cast<long long>(m.value("groups_kept", int64_t{0})),
-                  static_cast<long long>(m.value("groups_sampled", int64_t{0})));
-    line += buf;
-  }
+  if (cols.kept)
+    append_text(line, " | kept %lld/%lld", static_cast<long long>(m.value("groups_kept", int64_t{0})),
+                static_cast<long long>(m.value("groups_sampled", int64_t{0})));
   if (cols.policy_kl) append(line, "kl %.4f", number(m, "approx_kl"));
   if (cols.kl_ref) append(line, "kl_ref %.4f", number(m, "kl_loss"));
-  if (cols.clip && !std::isnan(number(m, "clip_frac_low"))) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, " | clip %.3f/%.3f", number(m, "clip_frac_low"),
-                  number(m, "clip_frac_high"));
-    line += buf;
-  }
+  if (cols.clip && !std::isnan(number(m, "clip_frac_low")))
+    append_text(line, " | clip %.3f/%.3f", number(m, "clip_frac_low"), number(m, "clip_frac_high"));
   append(line, "gnorm %.3f", number(m, "grad_norm"));
   const double step_s = number(m, "seconds_step");
-  if (!std::isnan(step_s)) {
-    char buf[128];
-    std::snprintf(buf, sizeof buf, " | %.1fs (rollout %.1fs %s tok/s, update %.1fs)", step_s,
-                  number(m, "seconds_rollout"), compact(number(m, "rollout_tokens_per_s")).c_str(),
-                  number(m, "seconds_update"));
-    line += buf;
-  }
+  if (!std::isnan(step_s))
+    append_text(line, " | %.1fs (rollout %.1fs %s tok/s, update %.1fs)", step_s, number(m, "seconds_rollout"),
+                compact(number(m, "rollout_tokens_per_s")).c_str(), number(m, "seconds_update"));
   return line;
 }
 

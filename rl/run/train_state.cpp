@@ -111,13 +111,9 @@ TrainProgress read_train_progress(const std::string& dir) {
   const std::string state_path = (fs::path(dir) / "state.json").string();
   GTPO_CHECK(fs::exists(state_path), "checkpoint '", dir,
              "' has no state.json: it is a model checkpoint, not a ", "training checkpoint");
-  nlohmann::json state;
-  try {
-    io::check_input_file(state_path, io::kMaxConfigBytes, "training state");
-    state = io::parse_json(io::read_file(state_path));
-  } catch (const nlohmann::json::exception& e) {
-    fail(state_path, ": invalid JSON: ", e.what());
-  }
+  io::check_input_file(state_path, io::kMaxConfigBytes, "training state");
+  const nlohmann::json state =
+      io::parse_json_or_fail(io::read_file(state_path), state_path + ": invalid JSON: ");
   TrainProgress p;
   try {
     p.step = state.at("step").get<int64_t>();

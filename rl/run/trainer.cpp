@@ -79,8 +79,6 @@ void record_segment(const std::string& out_dir, const std::string& config_yaml, 
 nlohmann::json sample_json(int64_t step, const RolloutItem& it, const Response& response,
                            const ResponseResult& r, const ClipStatuses& clip, const data::Tokenizer& tok,
                            const std::vector<RewardFunctionConfig>* reward_functions) {
-  nlohmann::json tokens = nlohmann::json::array();
-  for (int32_t id : it.sample.tokens) tokens.push_back(tok.token_text(id));
   nlohmann::json j = {{"step", step},
                       {"problem", it.problem_index},
                       {"prompt", it.problem.prompt},
@@ -89,7 +87,7 @@ nlohmann::json sample_json(int64_t step, const RolloutItem& it, const Response& 
                       {"correct", it.verdict.correct},
                       {"reward", it.reward.total},
                       {"truncated", it.truncated},
-                      {"tokens", tokens},
+                      {"tokens", token_texts(tok, it.sample.tokens)},
                       {"logprobs", it.sample.logprobs},
                       {"entropies", response.entropies},
                       {"advantages", r.advantages},
@@ -100,10 +98,8 @@ nlohmann::json sample_json(int64_t step, const RolloutItem& it, const Response& 
   if (!it.reward.token_rewards.empty()) j["token_rewards"] = it.reward.token_rewards;  // Σ_f weight_f · ρ_f,t
   if (!it.teacher_logprobs
            .empty()) {  // distillation: log π_t of each token and the teacher's own choice there
-    nlohmann::json choice = nlohmann::json::array();
-    for (int32_t id : it.teacher_argmax) choice.push_back(tok.token_text(id));
     j["teacher_logprobs"] = it.teacher_logprobs;
-    j["teacher_argmax"] = std::move(choice);
+    j["teacher_argmax"] = token_texts(tok, it.teacher_argmax);
   }
   if (reward_functions) {  // the run lists its own functions: each one's value, and its components
     nlohmann::json per_function = nlohmann::json::object();

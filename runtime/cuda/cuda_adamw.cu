@@ -14,8 +14,8 @@ void CudaBackend::adamw_step(float* param, const float* grad, float* m, float* v
   GTPO_PRIMITIVE("adamw_step");
   if (n <= 0) return;
   const AdamwScalars k = adamw_scalars(step);
-  adamw_kernel<<<grid_for(n, kAdamwThreads), kAdamwThreads, 0, stream_of(*this)>>>(param, grad, m, v, n, k);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(adamw_kernel, grid_for(n, kAdamwThreads), kAdamwThreads, 0, stream_of(*this), param, grad, m, v,
+              n, k);
 }
 
 }  // namespace gtpo::cuda

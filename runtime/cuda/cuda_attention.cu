@@ -85,8 +85,8 @@ struct StreamExec {
     GTPO_CHECK(blocks <= INT_MAX, "cuda attention: ", blocks, " thread blocks exceed the grid limit");
     if (smem_bytes > 48 * 1024)
       allow_dynamic_smem(reinterpret_cast<const void*>(kernel), smem_bytes, be.device_index());
-    kernel<<<static_cast<unsigned>(blocks), attn::kThreads, smem_bytes, stream_of(be)>>>(std::forward<Args>(args)...);
-    GTPO_CUDA_CHECK_LAUNCH();
+    GTPO_LAUNCH(kernel, static_cast<unsigned>(blocks), attn::kThreads, smem_bytes, stream_of(be),
+                std::forward<Args>(args)...);
   }
 };
 

@@ -59,6 +59,29 @@ __device__ __forceinline__ void load_query_side(const Geom& g, const float* __re
   }
 }
 
+// Writes a thread's dK, dV elements (keys tk + 16 i, dims td + 8 e) of keys [j0, j0 + nk). Keys no query sees
+// (or q_len == 0) get their zeros here too: gk, gv come uninitialised.
+template <int KI, int DN>
+__device__ __forceinline__ void store_kv_grads(const Geom& g, int64_t b, int64_t kvh, int64_t j0, int nk,
+                                               int dim, int tk, int td, const float (&dk)[KI][DN],
+                                               const float (&dv)[KI][DN], float* __restrict__ gk,
+                                               float* __restrict__ gv) {
+#pragma unroll
+  for (int i = 0; i < KI; ++i) {
+    const int c = tk + kRowGroups * i;
+    if (c >= nk) continue;
+    const int64_t base = kv_grad_offset(g, b, j0 + c, kvh);
+#pragma unroll
+    for (int e = 0; e < DN; ++e) {
+      const int d = td + kGroupLanes * e;
+      if (d < dim) {
+        gk[base + d] = dk[i][e];
+        gv[base + d] = dv[i][e];
+      }
+    }
+  }
+}
+
 // dK, dV of keys [j0, j0 + BK) of one kv head. Queries are visited group head by group head (outer), then in
 // query blocks in index order, starting at the first query that can see j0; each thread accumulates its own
 // (key, dim) elements in that fixed order.
@@ -139,22 +162,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
       }
     }
   }
-
-  // Keys no query sees (or q_len == 0) get zeros: gk, gv come uninitialised.
-#pragma unroll
-  for (int i = 0; i < KI; ++i) {
-    const int c = tk + kRowGroups * i;
-    if (c >= nk) continue;
-    const int64_t base = kv_grad_offset(g, b, j0 + c, kvh);
-#pragma unroll
-    for (int e = 0; e < DN; ++e) {
-      const int d = td + kGroupLanes * e;
-      if (d < dim) {
-        gk[base + d] = dk[i][e];
-        gv[base + d] = dv[i][e];
-      }
-    }
-  }
+  store_kv_grads<KI, DN>(g, b, kvh, j0, nk, dim, tk, td, dk, dv, gk, gv);
 }
 
 // dQ of queries [i0, i0 + BQ) of one q head: scale * sum over visible keys, in index order, of dS_ij k_j.

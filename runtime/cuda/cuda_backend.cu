@@ -140,14 +140,12 @@ __global__ void fill_kernel(T* dst, T value, int64_t n) {
 void CudaBackend::fill(float* dst, float value, int64_t n) {
   GTPO_PRIMITIVE("fill");
   if (n <= 0) return;
-  fill_kernel<<<grid_for(n, 256), 256, 0, stream_of(*this)>>>(dst, value, n);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(fill_kernel, grid_for(n, 256), 256, 0, stream_of(*this), dst, value, n);
 }
 void CudaBackend::fill_i32(int32_t* dst, int32_t value, int64_t n) {
   GTPO_PRIMITIVE("fill_i32");
   if (n <= 0) return;
-  fill_kernel<<<grid_for(n, 256), 256, 0, stream_of(*this)>>>(dst, value, n);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(fill_kernel, grid_for(n, 256), 256, 0, stream_of(*this), dst, value, n);
 }
 
 CudaBackend* cuda_backend_if_available() {

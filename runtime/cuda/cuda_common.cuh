@@ -28,8 +28,13 @@ namespace gtpo::cuda {
                    cublasGetStatusString(gtpo_cublas_status));                                        \
   } while (0)
 
-// Launch errors surface at the launch; execution errors surface at the next synchronising call.
-#define GTPO_CUDA_CHECK_LAUNCH() GTPO_CUDA_CHECK(cudaGetLastError())
+// KERNEL<<<GRID, BLOCK, SMEM, STREAM>>>(...) and its check: every kernel of the backend starts here. Launch
+// errors surface at the launch; execution errors surface at the next synchronising call.
+#define GTPO_LAUNCH(kernel, grid, block, smem, stream, ...)     \
+  do {                                                          \
+    kernel<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__); \
+    GTPO_CUDA_CHECK(cudaGetLastError());                        \
+  } while (0)
 
 inline cudaStream_t stream_of(const CudaBackend& be) { return reinterpret_cast<cudaStream_t>(be.stream()); }
 inline cublasHandle_t cublas_of(const CudaBackend& be) { return reinterpret_cast<cublasHandle_t>(be.cublas()); }

@@ -14,26 +14,25 @@ namespace {
 
 template <UnaryOp Op>
 void launch_unary(cudaStream_t stream, const float* x, float* y, int64_t n, float s) {
-  unary_kernel<Op><<<grid_for(n, kElementwiseThreads), kElementwiseThreads, 0, stream>>>(x, y, n, s);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(unary_kernel<Op>, grid_for(n, kElementwiseThreads), kElementwiseThreads, 0, stream, x, y, n, s);
 }
 
 template <UnaryOp Op>
 void launch_unary_backward(cudaStream_t stream, const float* x, const float* y, const float* gy, float* gx, int64_t n,
                            float s) {
-  unary_backward_kernel<Op><<<grid_for(n, kElementwiseThreads), kElementwiseThreads, 0, stream>>>(x, y, gy, gx, n, s);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(unary_backward_kernel<Op>, grid_for(n, kElementwiseThreads), kElementwiseThreads, 0, stream, x,
+              y, gy, gx, n, s);
 }
 
 template <BinaryOp Op>
 void launch_binary(cudaStream_t stream, const float* a, const float* b, float* out, const BinaryPlan& p) {
   const int64_t n = p.rows * p.cols;
   if (p.a == BroadcastMode::full && p.b == BroadcastMode::full)
-    binary_full_kernel<Op><<<grid_for(n, kElementwiseThreads), kElementwiseThreads, 0, stream>>>(a, b, out, n);
+    GTPO_LAUNCH(binary_full_kernel<Op>, grid_for(n, kElementwiseThreads), kElementwiseThreads, 0, stream, a,
+                b, out, n);
   else
-    binary_broadcast_kernel<Op><<<grid_for(n, kElementwiseThreads), kElementwiseThreads, 0, stream>>>(
-        a, b, out, p.rows, p.cols, p.a, p.b);
-  GTPO_CUDA_CHECK_LAUNCH();
+    GTPO_LAUNCH(binary_broadcast_kernel<Op>, grid_for(n, kElementwiseThreads), kElementwiseThreads, 0, stream,
+                a, b, out, p.rows, p.cols, p.a, p.b);
 }
 }  // namespace
 

@@ -8,9 +8,8 @@ namespace gtpo::cuda {
 void CudaBackend::embedding_forward(const float* table, const int32_t* ids, float* out, int64_t n, int64_t dim) {
   GTPO_PRIMITIVE("embedding_forward");
   if (n <= 0 || dim <= 0) return;
-  embedding_forward_kernel<<<grid_for(n * dim, kGatherThreads), kGatherThreads, 0, stream_of(*this)>>>(table, ids, out,
-                                                                                                      n, dim);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(embedding_forward_kernel, grid_for(n * dim, kGatherThreads), kGatherThreads, 0,
+              stream_of(*this), table, ids, out, n, dim);
 }
 
 void CudaBackend::embedding_backward(const int32_t* ids, const float* gy, float* gtable, int64_t n, int64_t dim,
@@ -22,8 +21,8 @@ void CudaBackend::embedding_backward(const int32_t* ids, const float* gy, float*
   if (n <= 0) return;
   const ScatterShape shape = scatter_shape(dim, vocab);
   const dim3 grid(static_cast<unsigned>(shape.column_blocks), static_cast<unsigned>(shape.buckets));
-  embedding_backward_kernel<<<grid, kScatterThreads, 0, stream_of(*this)>>>(ids, gy, gtable, n, dim, shape.bucket_rows);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(embedding_backward_kernel, grid, kScatterThreads, 0, stream_of(*this), ids, gy, gtable, n, dim,
+              shape.bucket_rows);
 }
 
 }  // namespace gtpo::cuda

@@ -65,9 +65,8 @@ void CudaBackend::gemm(const GemmArgs& g) {
     // Nothing to multiply (and cuBLAS would reject ld = 0 of an empty operand): C = beta * C.
     if (g.beta == 1.0f) return;
     const int64_t n = g.batch * g.m * g.n;
-    scale_matrices_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(g.c, g.m, g.n, g.ldc, g.stride_c, n,
-                                                                          g.beta);
-    GTPO_CUDA_CHECK_LAUNCH();
+    GTPO_LAUNCH(scale_matrices_kernel, grid_for(n, kThreads), kThreads, 0, stream, g.c, g.m, g.n, g.ldc,
+                g.stride_c, n, g.beta);
     return;
   }
 
@@ -94,12 +93,10 @@ void CudaBackend::gemm(const GemmArgs& g) {
   auto* base = static_cast<char*>(scratch(bytes_a + bytes_b));
   auto* packed_a = reinterpret_cast<__nv_bfloat16*>(base);
   auto* packed_b = reinterpret_cast<__nv_bfloat16*>(base + bytes_a);
-  pack_bf16_kernel<<<grid_for(count_a, kThreads), kThreads, 0, stream>>>(g.a, rows_a, cols_a, g.lda, g.stride_a,
-                                                                         count_a, packed_a);
-  GTPO_CUDA_CHECK_LAUNCH();
-  pack_bf16_kernel<<<grid_for(count_b, kThreads), kThreads, 0, stream>>>(g.b, rows_b, cols_b, g.ldb, g.stride_b,
-                                                                         count_b, packed_b);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(pack_bf16_kernel, grid_for(count_a, kThreads), kThreads, 0, stream, g.a, rows_a, cols_a, g.lda,
+              g.stride_a, count_a, packed_a);
+  GTPO_LAUNCH(pack_bf16_kernel, grid_for(count_b, kThreads), kThreads, 0, stream, g.b, rows_b, cols_b, g.ldb,
+              g.stride_b, count_b, packed_b);
   const GemmOperand a{packed_a, cols_a, copies_a > 1 ? rows_a * cols_a : 0};
   const GemmOperand b{packed_b, cols_b, copies_b > 1 ? rows_b * cols_b : 0};
   run_cublas(cublas_of(*this), to_column_major(g, a, b), g.alpha, g.beta, g.c, CUDA_R_16BF, CUBLAS_COMPUTE_32F);

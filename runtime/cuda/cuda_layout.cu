@@ -20,25 +20,22 @@ void CudaBackend::reduce_sum(const float* x, float* out, int64_t outer, int64_t 
     const int64_t chunks = reduce_chunks(len);
     float* partials = static_cast<float*>(scratch(static_cast<size_t>(chunks * n) * sizeof(float)));
     const dim3 grid(grid_for(n, kLayoutThreads), static_cast<unsigned>(chunks));
-    reduce_sum_chunks_kernel<<<grid, kLayoutThreads, 0, stream_of(*this)>>>(x, partials, n, len, inner);
-    GTPO_CUDA_CHECK_LAUNCH();
-    reduce_sum_finish_kernel<<<grid_for(n, kLayoutThreads), kLayoutThreads, 0, stream_of(*this)>>>(
-        partials, out, n, chunks, scale);
-    GTPO_CUDA_CHECK_LAUNCH();
+    GTPO_LAUNCH(reduce_sum_chunks_kernel, grid, kLayoutThreads, 0, stream_of(*this), x, partials, n, len,
+                inner);
+    GTPO_LAUNCH(reduce_sum_finish_kernel, grid_for(n, kLayoutThreads), kLayoutThreads, 0, stream_of(*this),
+                partials, out, n, chunks, scale);
     return;
   }
-  reduce_sum_kernel<<<grid_for(n, kLayoutThreads), kLayoutThreads, 0, stream_of(*this)>>>(x, out, outer, len, inner,
-                                                                                          scale);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(reduce_sum_kernel, grid_for(n, kLayoutThreads), kLayoutThreads, 0, stream_of(*this), x, out,
+              outer, len, inner, scale);
 }
 
 void CudaBackend::expand_axis(const float* x, float* out, int64_t outer, int64_t len, int64_t inner, float scale) {
   GTPO_PRIMITIVE("expand_axis");
   const int64_t n = outer * len * inner;
   if (n <= 0) return;
-  expand_axis_kernel<<<grid_for(n, kLayoutThreads), kLayoutThreads, 0, stream_of(*this)>>>(x, out, outer, len, inner,
-                                                                                           scale);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(expand_axis_kernel, grid_for(n, kLayoutThreads), kLayoutThreads, 0, stream_of(*this), x, out,
+              outer, len, inner, scale);
 }
 
 void CudaBackend::copy_2d(void* dst, int64_t dst_row_stride, const void* src, int64_t src_row_stride, int64_t rows,
@@ -62,10 +59,8 @@ void CudaBackend::copy_2d(void* dst, int64_t dst_row_stride, const void* src, in
     return;
   }
   const int64_t n = rows * width;
-  copy_2d_kernel<<<grid_for(n, kLayoutThreads), kLayoutThreads, 0, stream>>>(static_cast<char*>(dst), dst_pitch,
-                                                                  static_cast<const char*>(src), src_pitch, rows,
-                                                                  width);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(copy_2d_kernel, grid_for(n, kLayoutThreads), kLayoutThreads, 0, stream, static_cast<char*>(dst),
+              dst_pitch, static_cast<const char*>(src), src_pitch, rows, width);
 }
 
 void CudaBackend::permute(const float* x, float* out, const std::vector<int64_t>& shape,
@@ -73,8 +68,8 @@ void CudaBackend::permute(const float* x, float* out, const std::vector<int64_t>
   GTPO_PRIMITIVE("permute");
   const PermutePlan plan = make_permute_plan(shape, perm);
   if (plan.numel <= 0) return;
-  permute_kernel<<<grid_for(plan.numel, kLayoutThreads), kLayoutThreads, 0, stream_of(*this)>>>(x, out, plan);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(permute_kernel, grid_for(plan.numel, kLayoutThreads), kLayoutThreads, 0, stream_of(*this), x,
+              out, plan);
 }
 
 // Each buffer's partials kernel, then its final kernel writing its slot of one device array, all queued on
@@ -96,11 +91,10 @@ void CudaBackend::sum_squares_each(const std::vector<const float*>& xs, const st
       GTPO_CUDA_CHECK(cudaMemsetAsync(results + b, 0, sizeof(double), stream));  // all-zero bits: 0.0
       continue;
     }
-    sum_squares_partials_kernel<<<static_cast<unsigned>(plan.blocks), kSumSquaresThreads, 0, stream>>>(
-        xs[b], ns[b], plan.chunk, partials);
-    GTPO_CUDA_CHECK_LAUNCH();
-    sum_squares_final_kernel<<<1, kSumSquaresThreads, 0, stream>>>(partials, plan.blocks, results + b);
-    GTPO_CUDA_CHECK_LAUNCH();
+    GTPO_LAUNCH(sum_squares_partials_kernel, static_cast<unsigned>(plan.blocks), kSumSquaresThreads, 0,
+                stream, xs[b], ns[b], plan.chunk, partials);
+    GTPO_LAUNCH(sum_squares_final_kernel, 1, kSumSquaresThreads, 0, stream, partials, plan.blocks,
+                results + b);
   }
   GTPO_CUDA_CHECK(cudaMemcpyAsync(out, results, count * sizeof(double), cudaMemcpyDeviceToHost, stream));
   GTPO_CUDA_CHECK(cudaStreamSynchronize(stream));

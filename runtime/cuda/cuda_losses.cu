@@ -15,9 +15,8 @@ void CudaBackend::cross_entropy_forward(const float* logits, const int32_t* targ
                                         int64_t rows, int64_t vocab, int32_t ignore_index) {
   GTPO_PRIMITIVE("cross_entropy_forward");
   if (rows <= 0 || vocab <= 0) return;
-  cross_entropy_forward_kernel<<<row_grid(rows), row_threads(vocab), 0, stream_of(*this)>>>(
-      logits, targets, loss, lse, rows, vocab, ignore_index);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(cross_entropy_forward_kernel, row_grid(rows), row_threads(vocab), 0, stream_of(*this), logits,
+              targets, loss, lse, rows, vocab, ignore_index);
 }
 
 void CudaBackend::cross_entropy_backward(const float* logits, const int32_t* targets, const float* lse,
@@ -25,18 +24,16 @@ void CudaBackend::cross_entropy_backward(const float* logits, const int32_t* tar
                                          int32_t ignore_index) {
   GTPO_PRIMITIVE("cross_entropy_backward");
   if (rows <= 0 || vocab <= 0) return;
-  cross_entropy_backward_kernel<<<row_grid(rows), row_threads(vocab), 0, stream_of(*this)>>>(
-      logits, targets, lse, grow, glogits, rows, vocab, ignore_index);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(cross_entropy_backward_kernel, row_grid(rows), row_threads(vocab), 0, stream_of(*this), logits,
+              targets, lse, grow, glogits, rows, vocab, ignore_index);
 }
 
 void CudaBackend::logprob_entropy_forward(const float* logits, const int32_t* targets, float* logprob, float* entropy,
                                           float* lse, int64_t rows, int64_t vocab, float inv_temperature) {
   GTPO_PRIMITIVE("logprob_entropy_forward");
   if (rows <= 0 || vocab <= 0) return;
-  logprob_entropy_forward_kernel<<<row_grid(rows), row_threads(vocab), 0, stream_of(*this)>>>(
-      logits, targets, logprob, entropy, lse, rows, vocab, inv_temperature);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(logprob_entropy_forward_kernel, row_grid(rows), row_threads(vocab), 0, stream_of(*this), logits,
+              targets, logprob, entropy, lse, rows, vocab, inv_temperature);
 }
 
 void CudaBackend::logprob_entropy_backward(const float* logits, const int32_t* targets, const float* lse,
@@ -44,9 +41,8 @@ void CudaBackend::logprob_entropy_backward(const float* logits, const int32_t* t
                                            float* glogits, int64_t rows, int64_t vocab, float inv_temperature) {
   GTPO_PRIMITIVE("logprob_entropy_backward");
   if (rows <= 0 || vocab <= 0) return;
-  logprob_entropy_backward_kernel<<<row_grid(rows), row_threads(vocab), 0, stream_of(*this)>>>(
-      logits, targets, lse, entropy, glogprob, gentropy, glogits, rows, vocab, inv_temperature);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(logprob_entropy_backward_kernel, row_grid(rows), row_threads(vocab), 0, stream_of(*this),
+              logits, targets, lse, entropy, glogprob, gentropy, glogits, rows, vocab, inv_temperature);
 }
 
 }  // namespace gtpo::cuda

@@ -29,13 +29,11 @@ void norm_param_grads(CudaBackend& be, const float* x, const float* mean, const 
     partial_w = static_cast<double*>(be.scratch(static_cast<size_t>(per * (gbias ? 2 : 1)) * sizeof(double)));
     partial_b = gbias ? partial_w + per : nullptr;
     const dim3 grid(column_blocks(cols), static_cast<unsigned>(rc.chunks));
-    norm_column_partials_kernel<<<grid, kColumnThreads, 0, stream_of(be)>>>(x, mean, rstd, gy, partial_w, partial_b,
-                                                                           rows, cols, rc.rows_per_chunk);
-    GTPO_CUDA_CHECK_LAUNCH();
+    GTPO_LAUNCH(norm_column_partials_kernel, grid, kColumnThreads, 0, stream_of(be), x, mean, rstd, gy,
+                partial_w, partial_b, rows, cols, rc.rows_per_chunk);
   }
-  norm_column_finish_kernel<<<grid_for(cols, kColumnThreads), kColumnThreads, 0, stream_of(be)>>>(
-      partial_w, partial_b, gweight, gbias, rc.chunks, cols);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(norm_column_finish_kernel, grid_for(cols, kColumnThreads), kColumnThreads, 0, stream_of(be),
+              partial_w, partial_b, gweight, gbias, rc.chunks, cols);
 }
 
 }  // namespace
@@ -45,9 +43,8 @@ void CudaBackend::layer_norm_forward(const float* x, const float* weight, const 
                                      float* rstd, int64_t rows, int64_t cols, float eps) {
   GTPO_PRIMITIVE("layer_norm_forward");
   if (rows <= 0) return;
-  layer_norm_forward_kernel<<<row_grid(rows), row_threads(cols), 0, stream_of(*this)>>>(x, weight, bias, y, mean,
-                                                                                         rstd, rows, cols, eps);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(layer_norm_forward_kernel, row_grid(rows), row_threads(cols), 0, stream_of(*this), x, weight,
+              bias, y, mean, rstd, rows, cols, eps);
 }
 
 // rows == 0 still overwrites gweight and gbias with zeros.
@@ -57,9 +54,8 @@ void CudaBackend::layer_norm_backward(const float* x, const float* weight, const
   GTPO_PRIMITIVE("layer_norm_backward");
   if (cols <= 0) return;
   if (rows > 0) {
-    layer_norm_backward_kernel<<<row_grid(rows), row_threads(cols), 0, stream_of(*this)>>>(x, weight, mean, rstd, gy,
-                                                                                            gx, rows, cols);
-    GTPO_CUDA_CHECK_LAUNCH();
+    GTPO_LAUNCH(layer_norm_backward_kernel, row_grid(rows), row_threads(cols), 0, stream_of(*this), x, weight,
+                mean, rstd, gy, gx, rows, cols);
   }
   norm_param_grads(*this, x, mean, rstd, gy, gweight, gbias, rows, cols);
 }
@@ -68,9 +64,8 @@ void CudaBackend::rms_norm_forward(const float* x, const float* weight, float* y
                                    int64_t cols, float eps) {
   GTPO_PRIMITIVE("rms_norm_forward");
   if (rows <= 0) return;
-  rms_norm_forward_kernel<<<row_grid(rows), row_threads(cols), 0, stream_of(*this)>>>(x, weight, y, rstd, rows, cols,
-                                                                                       eps);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(rms_norm_forward_kernel, row_grid(rows), row_threads(cols), 0, stream_of(*this), x, weight, y,
+              rstd, rows, cols, eps);
 }
 
 void CudaBackend::rms_norm_backward(const float* x, const float* weight, const float* rstd, const float* gy, float* gx,
@@ -78,9 +73,8 @@ void CudaBackend::rms_norm_backward(const float* x, const float* weight, const f
   GTPO_PRIMITIVE("rms_norm_backward");
   if (cols <= 0) return;
   if (rows > 0) {
-    rms_norm_backward_kernel<<<row_grid(rows), row_threads(cols), 0, stream_of(*this)>>>(x, weight, rstd, gy, gx, rows,
-                                                                                          cols);
-    GTPO_CUDA_CHECK_LAUNCH();
+    GTPO_LAUNCH(rms_norm_backward_kernel, row_grid(rows), row_threads(cols), 0, stream_of(*this), x, weight,
+                rstd, gy, gx, rows, cols);
   }
   norm_param_grads(*this, x, nullptr, rstd, gy, gweight, nullptr, rows, cols);
 }

@@ -19,9 +19,8 @@ void CudaBackend::rope(const float* x, const int32_t* positions, float* out, int
   if (rows <= 0 || heads <= 0 || half <= 0) return;
   if (half > kMaxRopeHalf) fail("cuda rope: head_dim ", head_dim, " is larger than supported (", 2 * kMaxRopeHalf, ")");
   const size_t shared_bytes = rope_shared_bytes(half);
-  rope_kernel<<<row_grid(rows), kRopeThreads, shared_bytes, stream_of(*this)>>>(x, positions, out, rows, heads,
-                                                                                head_dim, freq, inverse);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(rope_kernel, row_grid(rows), kRopeThreads, shared_bytes, stream_of(*this), x, positions, out,
+              rows, heads, head_dim, freq, inverse);
 }
 
 }  // namespace gtpo::cuda

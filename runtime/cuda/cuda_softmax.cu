@@ -13,17 +13,16 @@ namespace gtpo::cuda {
 void CudaBackend::softmax_forward(const float* x, float* y, int64_t rows, int64_t cols, bool log_softmax) {
   GTPO_PRIMITIVE("softmax_forward");
   if (rows <= 0 || cols <= 0) return;
-  softmax_forward_kernel<<<row_grid(rows), row_threads(cols), 0, stream_of(*this)>>>(x, y, rows, cols, log_softmax);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(softmax_forward_kernel, row_grid(rows), row_threads(cols), 0, stream_of(*this), x, y, rows,
+              cols, log_softmax);
 }
 
 void CudaBackend::softmax_backward(const float* y, const float* gy, float* gx, int64_t rows, int64_t cols,
                                    bool log_softmax) {
   GTPO_PRIMITIVE("softmax_backward");
   if (rows <= 0 || cols <= 0) return;
-  softmax_backward_kernel<<<row_grid(rows), row_threads(cols), 0, stream_of(*this)>>>(y, gy, gx, rows, cols,
-                                                                                       log_softmax);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(softmax_backward_kernel, row_grid(rows), row_threads(cols), 0, stream_of(*this), y, gy, gx,
+              rows, cols, log_softmax);
 }
 
 }  // namespace gtpo::cuda

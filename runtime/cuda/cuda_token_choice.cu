@@ -10,9 +10,8 @@ void CudaBackend::choose_tokens(const float* logits, const double* uniforms, int
                                 int64_t vocab, const TokenChoiceArgs& args) {
   GTPO_PRIMITIVE("choose_tokens");
   if (rows <= 0 || args.choice_ids <= 0) return;
-  choose_tokens_kernel<<<row_grid(rows), kChoiceThreads, 0, stream_of(*this)>>>(logits, uniforms, ids, rows,
-                                                                                vocab, args);
-  GTPO_CUDA_CHECK_LAUNCH();
+  GTPO_LAUNCH(choose_tokens_kernel, row_grid(rows), kChoiceThreads, 0, stream_of(*this), logits, uniforms,
+              ids, rows, vocab, args);
 }
 
 }  // namespace gtpo::cuda

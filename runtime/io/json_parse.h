@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/error.h"
+
 namespace gtpo::io {
 
 inline constexpr int kMaxJsonDepth = 512;
@@ -53,6 +55,17 @@ Json parse_json(std::string_view text) {
         "arrays and objects nested deeper than " + std::to_string(kMaxJsonDepth) + " levels (gtpo's limit)",
         nullptr);
   return Json::parse(text);
+}
+
+// parse_json with a syntax error as a gtpo::Error: PREFIX (the file or line and what failed), then nlohmann's
+// message.
+template <class Json = nlohmann::json>
+Json parse_json_or_fail(std::string_view text, const std::string& prefix) {
+  try {
+    return parse_json<Json>(text);
+  } catch (const nlohmann::json::exception& e) {
+    fail(prefix, e.what());
+  }
 }
 
 }  // namespace gtpo::io

@@ -1,24 +1,24 @@
 // Loading and validating safetensors files. Nothing here trusts the file: every length, offset and count is
 // checked before it is used, so corrupt or hostile input ends in a gtpo::Error, never an out-of-bounds read.
-#include <algorithm>
-#include <bit>
-#include <cstring>
-#include <limits>
-#include <nlohmann/json.hpp>
-#include <set>
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <sstream>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
 
 #include "runtime/error.h"
 #include "runtime/io/atomic_file.h"
 #include "runtime/io/half.h"
 #include "runtime/io/safetensors.h"
 #include "runtime/io/safetensors_dtype.h"
+#include "runtime/shape.h"
 
 static_assert(std::endian::native == std::endian::little,
               "safetensors data is little-endian; add byte swapping");
@@ -34,14 +34,6 @@ constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 // trees.
 constexpr int kMaxJsonDepth = 64;
 
-std::string format_shape(const std::vector<int64_t>& shape) {
-  std::ostringstream os;
-  os << '[';
-  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
-  os << ']';
-  return os.str();
-}
-
 // Parses the header, rejecting duplicate keys (nlohmann would silently keep the last) and absurd nesting.
 json parse_header(std::string_view text, const std::string& where) {
   std::vector<std::set<std::string>> keys_of_open_objects;
@@ -52,9 +44,7 @@ json parse_header(std::string_view text, const std::string& where) {
         if (depth >= kMaxJsonDepth) fail(where, "header JSON nests deeper than ", kMaxJsonDepth, " levels");
         if (event == json::parse_event_t::object_start) keys_of_open_objects.emplace_back();
         break;
-      case json::parse_event_t::object_end:
-        keys_of_open_objects.pop_back();
-        break;
+      case json::parse_event_t::object_end: keys_of_open_objects.pop_back(); break;
       case json::parse_event_t::key: {
         const std::string& key = parsed.get_ref<const std::string&>();
         if (!keys_of_open_objects.back().insert(key).second) {
@@ -62,8 +52,7 @@ json parse_header(std::string_view text, const std::string& where) {
         }
         break;
       }
-      default:
-        break;
+      default: break;
     }
     return true;
   };
@@ -110,11 +99,11 @@ Placed parse_entry(const std::string& name, const json& value, uint64_t buffer_s
     placed.entry.shape.push_back(static_cast<int64_t>(d));
     // Every prefix product must fit, as in HF, so numel() can never overflow later.
     GTPO_CHECK(!__builtin_mul_overflow(numel, static_cast<int64_t>(d), &numel), at, "shape ",
-               format_shape(placed.entry.shape), "... overflows the element count");
+               Shape(placed.entry.shape).str(), "... overflows the element count");
   }
   uint64_t nbytes = 0;
   GTPO_CHECK(!__builtin_mul_overflow(static_cast<uint64_t>(numel), dtype->size, &nbytes), at, "shape ",
-             format_shape(placed.entry.shape), " overflows the byte count");
+             Shape(placed.entry.shape).str(), " overflows the byte count");
 
   auto offsets_it = value.find("data_offsets");
   GTPO_CHECK(offsets_it != value.end(), at, "missing \"data_offsets\"");
@@ -128,7 +117,7 @@ Placed parse_entry(const std::string& name, const json& value, uint64_t buffer_s
              "] end before they begin");
   GTPO_CHECK(placed.end - placed.begin == nbytes, at, "data_offsets [", placed.begin, ", ", placed.end,
              "] span ", placed.end - placed.begin, " bytes but dtype ", placed.entry.dtype, " with shape ",
-             format_shape(placed.entry.shape), " needs ", nbytes);
+             Shape(placed.entry.shape).str(), " needs ", nbytes);
   GTPO_CHECK(placed.end <= buffer_size, at, "data_offsets [", placed.begin, ", ", placed.end,
              "] extend past the end of the data buffer (", buffer_size, " bytes): file truncated?");
   return placed;

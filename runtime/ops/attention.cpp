@@ -80,15 +80,7 @@ struct AttentionBackward final : Node {
     return {needs_input_grad(0) ? gq : Tensor(), needs_input_grad(1) ? gk : Tensor(),
             needs_input_grad(2) ? gv : Tensor()};
   }
-  void release_saved() override {
-    q.reset();
-    k.reset();
-    v.reset();
-    out.reset();
-    lse.reset();
-    mask.reset();
-    query_range.reset();
-  }
+  void release_saved() override { release_all(q, k, v, out, lse, mask, query_range); }
 };
 
 // query_range i32 [B, 2] on q's device, each row 0 <= begin <= end <= Tq (checked on the host).
@@ -106,10 +98,6 @@ void check_query_range(const Tensor& range, const Tensor& q) {
 }
 
 }  // namespace
-
-Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask, float scale) {
-  return attention(q, k, v, key_mask, scale, Tensor());
-}
 
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask, float scale,
                  const Tensor& query_range) {

@@ -11,16 +11,13 @@ namespace gtpo::ops {
 // h / (Hq / Hkv); Hkv == 1 is multi-query). Causal: query i sees key j iff j <= i + (Tk - Tq).
 // key_mask: optional i32 [B, Tk], nonzero = attend (padding). A query that sees no key outputs zeros.
 // scale: 0 means 1/sqrt(D). Returns [B, Tq, Hq, D]; differentiable w.r.t. q, k and v.
-Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask = Tensor(),
-                 float scale = 0.0f);
-
-// attention() for a caller that reads only queries [query_range[b, 0], query_range[b, 1]) of batch entry b
-// (query_range i32 [B, 2], 0 <= begin <= end <= Tq; a packed batch's copies of a shared prompt and its
+// query_range (optional, i32 [B, 2], 0 <= begin <= end <= Tq): the caller reads only queries
+// [query_range[b, 0], query_range[b, 1]) of batch entry b (a packed batch's copies of a shared prompt and its
 // padding are the others). A backend whose supports(Capability::attention_query_range) is true skips the
-// other queries (zero output, no gradient, no cost); any other backend computes them as attention() does.
-// Either way the queries in the range get the same values.
-Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask, float scale,
-                 const Tensor& query_range);
+// other queries (zero output, no gradient, no cost); any other backend computes them. Either way the queries
+// in the range get the same values.
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_mask = Tensor(),
+                 float scale = 0.0f, const Tensor& query_range = Tensor());
 
 // A prefix of the cache shared by groups of batch entries (the prompt of a group of samples): keys and
 // values [B / group, Tp, Hkv, D], of which positions [0, length) replace positions [0, length) of every

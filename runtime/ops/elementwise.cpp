@@ -124,11 +124,7 @@ struct BinaryBackward final : Node {
     }
     return {ga, gb};
   }
-  void release_saved() override {
-    a.reset();
-    b.reset();
-    out.reset();
-  }
+  void release_saved() override { release_all(a, b, out); }
 };
 
 Tensor binary_op(BinaryOp op, const char* name, const Tensor& a, const Tensor& b) {
@@ -172,10 +168,7 @@ struct UnaryBackward final : Node {
                                 gy.data(), gx.data(), gy.numel(), scalar);
     return {gx};
   }
-  void release_saved() override {
-    x.reset();
-    y.reset();
-  }
+  void release_saved() override { release_all(x, y); }
 };
 
 // Saves only the forward value the derivative reads (runtime/elementwise_math.h).
@@ -206,10 +199,7 @@ struct SwigluBackward final : Node {
     gout.backend().swiglu_backward(g.data(), u.data(), gout.data(), ggate.data(), gup.data(), gout.numel());
     return {ggate, gup};
   }
-  void release_saved() override {
-    gate.reset();
-    up.reset();
-  }
+  void release_saved() override { release_all(gate, up); }
 };
 
 }  // namespace

@@ -33,9 +33,7 @@ inline std::string index_string(const Shape& shape, int64_t flat) {
     idx[static_cast<size_t>(a)] = flat % shape[a];
     flat /= shape[a];
   }
-  std::string s = "[";
-  for (size_t i = 0; i < idx.size(); ++i) s += (i ? ", " : "") + std::to_string(idx[i]);
-  return s + "]";
+  return Shape(std::move(idx)).str();
 }
 
 }  // namespace gtpo::ops::detail

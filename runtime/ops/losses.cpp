@@ -56,11 +56,7 @@ struct CrossEntropyBackward final : Node {
                                        ignore_index);
     return {gx};
   }
-  void release_saved() override {
-    logits.reset();
-    targets.reset();
-    lse = Tensor();
-  }
+  void release_saved() override { release_all(logits, targets, lse); }
 };
 
 // {logprob [rows], entropy [rows]} -> glogits [rows, V]
@@ -80,12 +76,7 @@ struct LogprobEntropyBackward final : Node {
                                          gx.data(), t.numel(), x.size(-1), inv_temperature);
     return {gx};
   }
-  void release_saved() override {
-    logits.reset();
-    targets.reset();
-    entropy.reset();
-    lse = Tensor();
-  }
+  void release_saved() override { release_all(logits, targets, entropy, lse); }
 };
 
 Tensor cross_entropy_rows_impl(const Tensor& logits, const Tensor& targets, int32_t ignore_index) {

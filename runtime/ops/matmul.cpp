@@ -15,14 +15,13 @@ struct MatmulPlan {
 };
 
 // C[batch] = op(A) op(B) with A, B, C dense row-major; stride 0 for a shared operand.
-void run_gemm(const Tensor& a, const Tensor& b, float* c, const MatmulPlan& p, bool ta, bool tb, float beta) {
+void run_gemm(const Tensor& a, const Tensor& b, float* c, const MatmulPlan& p, bool ta, bool tb) {
   GemmArgs g;
   g.trans_a = ta;
   g.trans_b = tb;
   g.m = p.m;
   g.n = p.n;
   g.k = p.k;
-  g.beta = beta;
   g.a = a.data();
   g.lda = ta ? p.m : p.k;
   g.stride_a = p.m * p.k;
@@ -34,6 +33,13 @@ void run_gemm(const Tensor& a, const Tensor& b, float* c, const MatmulPlan& p, b
   g.stride_c = p.m * p.n;
   g.batch = p.batch;
   a.backend().gemm(g);
+}
+
+// A shared B under a contiguous batch is one tall GEMM: the batch folded into the rows. (A transposed a
+// with a shared b has batch 1, so folding changes nothing there.)
+MatmulPlan fold(MatmulPlan p) {
+  if (p.broadcast_b) p = {1, p.batch * p.m, p.n, p.k, true};
+  return p;
 }
 
 struct MatmulBackward final : Node {
@@ -48,56 +54,26 @@ struct MatmulBackward final : Node {
     Tensor as = a.unpack(name()), bs = b.unpack(name());
     Tensor ga, gb;
     // Shapes of the stored operands: A is [m, k] ([k, m] if trans_a), B is [k, n] ([n, k] if trans_b).
+    const MatmulPlan& p = plan;
     if (needs_input_grad(0)) {
       ga = Tensor::empty(a_shape, gc.device());
-      if (!trans_a) {  // dA = dC op(B)^T : [m, n] x [n, k]
-        GemmArgs g;
-        g.m = plan.m; g.n = plan.k; g.k = plan.n;
-        g.a = gc.data(); g.lda = plan.n; g.stride_a = plan.m * plan.n;
-        g.b = bs.data(); g.trans_b = !trans_b; g.ldb = trans_b ? plan.k : plan.n;
-        g.stride_b = plan.broadcast_b ? 0 : plan.k * plan.n;
-        g.c = ga.data(); g.ldc = plan.k; g.stride_c = plan.m * plan.k; g.batch = plan.batch;
-        if (plan.broadcast_b) {  // one tall GEMM, as in the forward
-          g.m = plan.batch * plan.m;
-          g.batch = 1;
-        }
-        gc.backend().gemm(g);
-      } else {  // stored A^T is [k, m]: dA^T = op(B) dC^T : [k, n] x [n, m]
-        GemmArgs g;
-        g.m = plan.k; g.n = plan.m; g.k = plan.n;
-        g.a = bs.data(); g.trans_a = trans_b; g.lda = trans_b ? plan.k : plan.n;
-        g.stride_a = plan.broadcast_b ? 0 : plan.k * plan.n;
-        g.b = gc.data(); g.trans_b = true; g.ldb = plan.n; g.stride_b = plan.m * plan.n;
-        g.c = ga.data(); g.ldc = plan.m; g.stride_c = plan.k * plan.m; g.batch = plan.batch;
-        gc.backend().gemm(g);
-      }
+      if (!trans_a)  // dA = dC op(B)^T : [m, n] x [n, k], a shared B as one tall GEMM as in the forward
+        run_gemm(gc, bs, ga.data(), fold({p.batch, p.m, p.k, p.n, p.broadcast_b}), false, !trans_b);
+      else  // stored A^T is [k, m]: dA^T = op(B) dC^T : [k, n] x [n, m] (batch 1 when B is shared)
+        run_gemm(bs, gc, ga.data(), {p.batch, p.k, p.m, p.n}, trans_b, true);
     }
     if (needs_input_grad(1)) {
       gb = Tensor::empty(b_shape, gc.device());
-      // A shared B receives the sum over the batch: fold the batch into the rows of one GEMM.
-      const int64_t batch = plan.broadcast_b ? 1 : plan.batch;
-      const int64_t rows = plan.broadcast_b ? plan.batch * plan.m : plan.m;
-      GemmArgs g;
-      g.batch = batch;
-      if (!trans_b) {  // dB = op(A)^T dC : [k, rows] x [rows, n]
-        g.m = plan.k; g.n = plan.n; g.k = rows;
-        g.a = as.data(); g.trans_a = !trans_a; g.lda = trans_a ? plan.m : plan.k; g.stride_a = plan.m * plan.k;
-        g.b = gc.data(); g.ldb = plan.n; g.stride_b = plan.m * plan.n;
-        g.c = gb.data(); g.ldc = plan.n; g.stride_c = plan.k * plan.n;
-      } else {  // stored B^T is [n, k]: dB^T = dC^T op(A) : [n, rows] x [rows, k]
-        g.m = plan.n; g.n = plan.k; g.k = rows;
-        g.a = gc.data(); g.trans_a = true; g.lda = plan.n; g.stride_a = plan.m * plan.n;
-        g.b = as.data(); g.trans_b = trans_a; g.ldb = trans_a ? plan.m : plan.k; g.stride_b = plan.m * plan.k;
-        g.c = gb.data(); g.ldc = plan.k; g.stride_c = plan.k * plan.n;
-      }
-      gc.backend().gemm(g);
+      // A shared B receives the sum over the batch: the batch folded into the rows of one GEMM.
+      const MatmulPlan f = fold(p);
+      if (!trans_b)  // dB = op(A)^T dC : [k, rows] x [rows, n]
+        run_gemm(as, gc, gb.data(), {f.batch, p.k, p.n, f.m}, !trans_a, false);
+      else  // stored B^T is [n, k]: dB^T = dC^T op(A) : [n, rows] x [rows, k]
+        run_gemm(gc, as, gb.data(), {f.batch, p.n, p.k, f.m}, true, trans_a);
     }
     return {ga, gb};
   }
-  void release_saved() override {
-    a.reset();
-    b.reset();
-  }
+  void release_saved() override { release_all(a, b); }
 };
 
 }  // namespace
@@ -133,14 +109,9 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
   out_dims.push_back(p.m);
   out_dims.push_back(p.n);
   Tensor c = Tensor::empty(Shape(out_dims), a.device());
-  // A shared weight under a contiguous batch is one tall GEMM: folding the batch into the rows lets
-  // decode (m = 1 per sequence) run as a matrix product instead of one matrix-vector product per row.
-  MatmulPlan folded = p;
-  if (p.broadcast_b && !trans_a) {
-    folded.m = p.batch * p.m;
-    folded.batch = 1;
-  }
-  run_gemm(a, b, c.data(), folded, trans_a, trans_b, 0.0f);
+  // Folding the batch into the rows lets decode (m = 1 per sequence) run as a matrix product instead of one
+  // matrix-vector product per row.
+  run_gemm(a, b, c.data(), fold(p), trans_a, trans_b);
   if (should_record({&a, &b})) {
     auto node = std::make_shared<MatmulBackward>();
     if (b.requires_grad()) node->a = SavedTensor(a);

@@ -47,12 +47,7 @@ struct LayerNormBackward final : Node {
     return {needs_input_grad(0) ? gx : Tensor(), needs_input_grad(1) ? gw : Tensor(),
             needs_input_grad(2) ? gb : Tensor()};
   }
-  void release_saved() override {
-    x.reset();
-    weight.reset();
-    mean.reset();
-    rstd.reset();
-  }
+  void release_saved() override { release_all(x, weight, mean, rstd); }
 };
 
 // x [rows, C], weight [C], rstd [rows] from the forward.
@@ -68,11 +63,7 @@ struct RmsNormBackward final : Node {
     gy.backend().rms_norm_backward(xs.data(), ws.data(), rs.data(), gy.data(), gx.data(), gw.data(), s.rows, s.cols);
     return {needs_input_grad(0) ? gx : Tensor(), needs_input_grad(1) ? gw : Tensor()};
   }
-  void release_saved() override {
-    x.reset();
-    weight.reset();
-    rstd.reset();
-  }
+  void release_saved() override { release_all(x, weight, rstd); }
 };
 
 }  // namespace

@@ -84,7 +84,7 @@ using SelectFn = std::vector<uint8_t> (*)(const std::vector<double>& cov, const 
 struct PolicyLoss {
   const char* name = "";
   const char* summary = "";          // rl.policy_loss's documentation lists them
-  TokenTermFn token_term = nullptr;  // nullptr: the sequence loss (sequence_terms, rl/math/losses/sequence.h)
+  TokenTermFn token_term = nullptr;  // nullptr: the sequence loss (sequence_terms, below)
   SelectFn select = nullptr;         // nullptr: no token is treated apart (no cov_frac metric)
   bool reads_clip_range = true;      // rl.clip_low, rl.clip_high
   bool reads_dual_clip = false;      // rl.dual_clip

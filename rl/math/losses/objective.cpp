@@ -11,23 +11,17 @@ constexpr double kLogRatioClamp = 20.0;  // spec: log-ratio clamped to [-20, 20]
 
 double kl_value(double x, KlEstimator e) {
   switch (e) {
-    case KlEstimator::K1:
-      return x;
-    case KlEstimator::K2:
-      return 0.5 * x * x;
-    case KlEstimator::K3:
-      return std::exp(-x) - 1.0 + x;
+    case KlEstimator::K1: return x;
+    case KlEstimator::K2: return 0.5 * x * x;
+    case KlEstimator::K3: return std::exp(-x) - 1.0 + x;
   }
   return 0.0;
 }
 double kl_grad(double x, KlEstimator e) {
   switch (e) {
-    case KlEstimator::K1:
-      return 1.0;
-    case KlEstimator::K2:
-      return x;
-    case KlEstimator::K3:
-      return 1.0 - std::exp(-x);
+    case KlEstimator::K1: return 1.0;
+    case KlEstimator::K2: return x;
+    case KlEstimator::K3: return 1.0 - std::exp(-x);
   }
   return 0.0;
 }
