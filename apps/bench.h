@@ -30,6 +30,7 @@ struct Options {
   MatmulPrecision precision = MatmulPrecision::fp32;  // tf32/bf16: cuda only
   bool choose_on_device = false;  // rollout on cuda: model::SamplingOptions::choose_on_device
   bool profile = false;           // per-primitive times of the timed runs (Backend::set_profiling)
+  bool exact_decode = false;      // BackendOptions::exact_decode (the CPU's decode attention)
   std::string gpu_name;          // filled in by run_workload on cuda (picks the MFU peak)
 };
 

@@ -236,7 +236,7 @@ nlohmann::json run_workload(const Options& options) {
   if (o.workload != "sgemm" && o.workload != "rlstep") model_shape(o.shape);  // unknown shape: error before work
   if (o.threads > 0) omp_set_num_threads(o.threads);
   // Throws when the device is missing or the precision is not supported there (tf32/bf16 on the CPU).
-  backend_for(o.device).configure(BackendOptions{o.precision, /*deterministic=*/true});
+  backend_for(o.device).configure(BackendOptions{o.precision, /*deterministic=*/true, o.exact_decode});
 
   nlohmann::json rec = {{"impl", "gtpo"},
                         {"workload", o.workload},
@@ -244,7 +244,8 @@ nlohmann::json run_workload(const Options& options) {
                         {"threads", omp_get_max_threads()},
                         {"device", device_name(o.device)},
                         {"precision", matmul_precision_name(o.precision)},
-                        {"deterministic", true}};
+                        {"deterministic", true},
+                        {"exact_decode", o.exact_decode}};
 #ifdef GTPO_WITH_CUDA
   if (o.device == Device::cuda) {
     o.gpu_name = cuda::device_info(0).name;

@@ -36,6 +36,9 @@ const std::vector<FlagSpec> kFlags = {
      "also time every backend primitive over the timed runs (host time on the CPU, device time by CUDA "
      "events "
      "on cuda) and print where the time goes"},
+    {"--exact-decode", false,
+     "the CPU's decode attention in the training forward's order (train.exact_decode: the sampler's "
+     "log-probs are the trainer's bit for bit)"},
     {"--json", false, "print one JSON line (the fields of torch_bench.py, \"impl\": \"gtpo\")"}};
 
 const char* kDescription =
@@ -168,6 +171,7 @@ int run_bench(int argc, char** argv) {
   o.device = device_from(args);
   if (args.has("--precision")) o.precision = parse_precision("--precision", args.get("--precision", ""));
   o.profile = args.has("--profile");
+  o.exact_decode = args.has("--exact-decode");
   if (args.has("--token-choice")) {
     const std::string where = args.get("--token-choice", "");
     GTPO_CHECK(where == "host" || where == "device", "bench: --token-choice must be host or device, got '",

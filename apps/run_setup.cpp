@@ -183,7 +183,11 @@ RunObjects build_run(rl::RunConfig& c) {
   if (c.train.threads == 0 && c.train.device == Device::cpu)
     if (std::string note = fit_threads_to_free_cores(); !note.empty()) run.notes.push_back(std::move(note));
   // First, so that a missing GPU is reported before any work (and before the task is built).
-  prepare_device(c.train.device, BackendOptions{c.train.matmul_precision, c.train.deterministic});
+  prepare_device(c.train.device,
+                 BackendOptions{c.train.matmul_precision, c.train.deterministic, c.train.exact_decode});
+  if (c.train.exact_decode && c.train.device != Device::cpu)
+    run.notes.push_back("train.exact_decode has no effect on " + std::string(device_name(c.train.device)) +
+                        " (it orders the CPU's decode attention)");
   bool tokenizer_from_checkpoint = false;
   // Before the prompt format, which reads the chat template beside it: a typo is "not a directory".
   if (!c.train.init_from.empty())

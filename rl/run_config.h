@@ -122,6 +122,7 @@ struct TrainSection {
   Device device = Device::cpu;    // where the model lives and every op runs
   MatmulPrecision matmul_precision = MatmulPrecision::fp32;  // tf32/bf16: GPU-only speed modes
   bool deterministic = true;      // GPU: bitwise-repeatable kernels and cuBLAS (the CPU always is)
+  bool exact_decode = false;      // CPU: decode attention in the training forward's order (BackendOptions)
   double collective_timeout_s = 600;  // data-parallel runs: a collective waiting longer aborts the job
 };
 

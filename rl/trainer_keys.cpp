@@ -69,6 +69,10 @@ std::vector<RunKey> train_keys() {
       field(
           "train", "deterministic", &RunConfig::train, &TrainSection::deterministic, config::boolean(),
           "cuda: bitwise-repeatable kernels and cuBLAS at some speed cost; the CPU is always deterministic"),
+      field("train", "exact_decode", &RunConfig::train, &TrainSection::exact_decode, config::boolean(),
+            "cpu: the sampler's decode attention sums in the training forward's order, so its log-probs are "
+            "the trainer's bit for bit (sampler_gap_max 0) at a cost in rollout speed (docs/performance.md); "
+            "no effect on cuda"),
       // Read by apps/cmd_train.cpp, which builds the communicator the trainer gets.
       field("train", "collective_timeout_s", &RunConfig::train, &TrainSection::collective_timeout_s,
             config::number(0, std::numeric_limits<double>::infinity()),

@@ -121,6 +121,10 @@ struct BackendOptions {
   // GPU: no atomics in reductions and a fixed cuBLAS workspace/algorithm, so runs repeat bit for bit on the
   // same GPU. The CPU backend is always deterministic.
   bool deterministic = true;
+  // CPU: decode attention (a few queries per row) takes the training forward's order, so a sampled token's
+  // log-prob is the one the training forward gives it, bit for bit, at a cost in decode speed
+  // (docs/performance.md). No effect on a GPU.
+  bool exact_decode = false;
 };
 
 // Features a backend may or may not have (Backend::supports).

@@ -21,7 +21,7 @@ import sys
 # what a reader pays. Raise it in the commit that needs it, with a line in docs/ARCHITECTURE.md ("Budget")
 # saying what the lines bought.
 PRODUCTION_FOLDERS = ("apps", "data", "model", "rl", "runtime")
-PRODUCTION_CAP = 37600
+PRODUCTION_CAP = 37750
 # tests/ and scripts/ are not production: each keeps its own cap (raised the same way, with the reason).
 OTHER_CAPS = {
     "tests": 20400,

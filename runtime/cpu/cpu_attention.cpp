@@ -283,6 +283,42 @@ inline float row_max(const float* s, int64_t n) {
   return std::max(std::max(m0, m1), std::max(m2, m3));
 }
 
+// One query row's online-softmax step over a tile of nk scores S whose keys past VIS are hidden (a hidden key
+// below VIS is already -inf): S becomes exp(s - m) under the new running max M (0 where hidden), and the sum
+// L and the accumulator row ACC [d] are rescaled to it. A tile with nothing visible leaves the state as it
+// was.
+void softmax_step(float* s, int64_t vis, int64_t nk, float& m, float& l, float* acc, int64_t d) {
+  const float mx = row_max(s, vis);
+  if (mx == kNegInf) {  // nothing visible in this tile: contributes zero, state unchanged
+    std::fill(s, s + nk, 0.0f);
+    return;
+  }
+  const float m_new = std::max(m, mx);
+  const float alpha = cpu_math::exp_bounded(m - m_new);  // 0 on the first visible tile (acc and l are 0 then)
+  // cpu_math::exp_bounded, not libm's scalar expf: the loop vectorises and a masked key's -inf gives 0. The
+  // sum is a separate, sequential loop (a fixed order).
+  for (int64_t c = 0; c < vis; ++c) s[c] = cpu_math::exp_bounded(s[c] - m_new);
+  float sum = 0.0f;  // >= 0 and never -0, so adding a hidden key's +0 would change nothing
+  for (int64_t c = 0; c < vis; ++c) sum += s[c];
+  std::fill(s + vis, s + nk, 0.0f);
+  l = l * alpha + sum;
+  m = m_new;
+  if (alpha != 1.0f)
+    for (int64_t e = 0; e < d; ++e) acc[e] *= alpha;
+}
+
+// A query row's output ACC / L and its lse, or zeros and -inf when it saw no key. L by value and ACC const:
+// read through the tiles inside the loop, each element reloaded l (O might alias it, for all the compiler
+// knew) and divided one at a time, ~25% of a quick-start forward.
+void finish_row(const float* acc, float m, float l, int64_t d, float* o, float* lse) {
+  if (l > 0.0f) {
+    for (int64_t e = 0; e < d; ++e) o[e] = acc[e] / l;
+  } else {
+    std::fill(o, o + d, 0.0f);
+  }
+  *lse = l > 0.0f ? m + std::log(l) : kNegInf;
+}
+
 void forward_block(const Geometry& g, Tiles& t, const float* q, const float* k, const float* v, float* out,
                    float* lse, int64_t b, int64_t h, int64_t i0, int64_t nq) {
   const int64_t kv_head = h / g.group;
@@ -296,49 +332,20 @@ void forward_block(const Geometry& g, Tiles& t, const float* q, const float* k, 
     const int64_t nk = std::min(kBlockK, kend - j0);
     load_keys_transposed(g, k, b, kv_head, j0, nk, t.kt.data());
     tile_product(g, t.qs.data(), t.kt.data(), nq, nk, t.s.data());  // s = (scale q) k^T
-    // Online softmax: rescale what was accumulated under the old max, turn the tile into exp(s - m).
     for (int64_t r = 0; r < nq; ++r) {
       float* s = t.s.data() + r * kBlockK;
-      // Keys past `vis` are hidden; they cannot raise the max and their probability is 0 (written below).
+      // Keys past `vis` are hidden; they cannot raise the max and their probability is 0.
       const int64_t vis = g.visible_end(i0 + r, j0, nk);
       if (g.mask != nullptr)
         for (int64_t c = 0; c < vis; ++c)
           if (!g.visible(b, i0 + r, j0 + c)) s[c] = kNegInf;
-      const float mx = row_max(s, vis);
-      if (mx == kNegInf) {  // nothing visible in this tile: contributes zero, state unchanged
-        std::fill(s, s + nk, 0.0f);
-        continue;
-      }
-      const float m_new = std::max(t.m[r], mx);
-      // 0 on the first visible tile (acc and l are 0 then).
-      const float alpha = cpu_math::exp_bounded(t.m[r] - m_new);
-      // cpu_math::exp_bounded, not libm's scalar expf: the loop vectorises, a masked key's -inf gives 0, and
-      // the decode path (cpu_attention_decode.cpp) uses the same exp, so the sampler's and the update's
-      // probabilities round alike. The sum is a separate, sequential loop (a fixed order).
-      for (int64_t c = 0; c < vis; ++c) s[c] = cpu_math::exp_bounded(s[c] - m_new);
-      float sum = 0.0f;  // >= 0 and never -0, so adding a hidden key's +0 would change nothing
-      for (int64_t c = 0; c < vis; ++c) sum += s[c];
-      std::fill(s + vis, s + nk, 0.0f);
-      t.l[r] = t.l[r] * alpha + sum;
-      t.m[r] = m_new;
-      if (alpha != 1.0f)
-        for (int64_t e = 0; e < d; ++e) t.acc[r * d + e] *= alpha;
+      softmax_step(s, vis, nk, t.m[r], t.l[r], t.acc.data() + r * d, d);
     }
     mm_acc(nq, d, nk, t.s.data(), kBlockK, v + g.kv_offset(b, j0, kv_head), g.kv_row, t.acc.data(), d);
   }
-  for (int64_t r = 0; r < nq; ++r) {
-    float* o = out + g.q_offset(b, i0 + r, h);
-    // l and the accumulator row in locals: read through t inside the loop, each element reloaded l (o might
-    // alias it, for all the compiler knew) and divided one at a time, ~25% of a quick-start forward.
-    const float l = t.l[r];
-    const float* acc = t.acc.data() + r * d;
-    if (l > 0.0f) {
-      for (int64_t e = 0; e < d; ++e) o[e] = acc[e] / l;
-    } else {
-      std::fill(o, o + d, 0.0f);
-    }
-    lse[g.lse_offset(b, h) + i0 + r] = l > 0.0f ? t.m[r] + std::log(l) : kNegInf;
-  }
+  for (int64_t r = 0; r < nq; ++r)
+    finish_row(t.acc.data() + r * d, t.m[r], t.l[r], d, out + g.q_offset(b, i0 + r, h),
+               lse + g.lse_offset(b, h) + i0 + r);
 }
 
 // ---- backward -----------------------------------------------------------------------------------
@@ -409,17 +416,161 @@ void backward_query_block(const Geometry& g, Tiles& t, const float* q, const flo
   }
 }
 
+// ---- exact decode: a few queries per row in the blocked kernel's order (BackendOptions::exact_decode) ----
+
+// One batch entry's key and value rows for decoding: positions below prefix_len from the group's shared
+// prefix (read from cache by every row of the group), the rest from the entry's own cache rows.
+struct DecodeRows {
+  const float *k, *v, *prefix_k, *prefix_v;
+  int64_t prefix_len, row;
+  const float* key(int64_t j) const { return (j < prefix_len ? prefix_k : k) + j * row; }
+  // Rows [j0, j0 + n) of KV (k or v, with the prefix PREFIX) as at most two runs of consecutive rows:
+  // f(first row, count, offset of the run in the block).
+  template <typename F>
+  void runs(const float* kv, const float* prefix, int64_t j0, int64_t n, F&& f) const {
+    const int64_t split = std::clamp<int64_t>(prefix_len - j0, 0, n);
+    if (split > 0) f(prefix + j0 * row, split, int64_t{0});
+    if (split < n) f(kv + (j0 + split) * row, n - split, split);
+  }
+};
+
+// Transposes a kLanes x kLanes block held as one vector per row, in registers: after it, v[e] holds column e.
+// Each stage swaps the off-diagonal J x J blocks of every 2J x 2J block (J = kLanes / 2, ..., 1).
+// clang-format off
+inline void transpose_lanes(Lanes* v) {
+  const auto stage = [&](int j, auto lo, auto hi) {
+    for (int i = 0; i < kLanes; ++i)
+      if ((i & j) == 0) {
+        const Lanes a = v[i], b = v[i + j];
+        v[i] = lo(a, b);
+        v[i + j] = hi(a, b);
+      }
+  };
+#if defined(__AVX512F__)
+  stage(8, [](Lanes a, Lanes b) { return __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23); },
+           [](Lanes a, Lanes b) { return __builtin_shufflevector(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31); });
+  stage(4, [](Lanes a, Lanes b) { return __builtin_shufflevector(a, b, 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27); },
+           [](Lanes a, Lanes b) { return __builtin_shufflevector(a, b, 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31); });
+  stage(2, [](Lanes a, Lanes b) { return __builtin_shufflevector(a, b, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29); },
+           [](Lanes a, Lanes b) { return __builtin_shufflevector(a, b, 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31); });
+  stage(1, [](Lanes a, Lanes b) { return __builtin_shufflevector(a, b, 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30); },
+           [](Lanes a, Lanes b) { return __builtin_shufflevector(a, b, 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31); });
+#else
+  stage(4, [](Lanes a, Lanes b) { return __builtin_shufflevector(a, b, 0, 1, 2, 3, 8, 9, 10, 11); },
+           [](Lanes a, Lanes b) { return __builtin_shufflevector(a, b, 4, 5, 6, 7, 12, 13, 14, 15); });
+  stage(2, [](Lanes a, Lanes b) { return __builtin_shufflevector(a, b, 0, 1, 8, 9, 4, 5, 12, 13); },
+           [](Lanes a, Lanes b) { return __builtin_shufflevector(a, b, 2, 3, 10, 11, 6, 7, 14, 15); });
+  stage(1, [](Lanes a, Lanes b) { return __builtin_shufflevector(a, b, 0, 8, 2, 10, 4, 12, 6, 14); },
+           [](Lanes a, Lanes b) { return __builtin_shufflevector(a, b, 1, 9, 3, 11, 5, 13, 7, 15); });
+#endif
+}
+// clang-format on
+
+// Scores S [heads, kBlockK] (columns from key j0) of keys [j0, j0 + nk) for the q heads of kv head KVH, QS
+// the scaled queries [heads, D]: tile_product's arithmetic, each score (scale q)[e] * k[e] added in index
+// order from zero. Whole groups of kLanes keys take them side by side in lanes, their key rows transposed in
+// registers a kLanes x kLanes piece at a time (one transpose serves the kv head's q heads); other keys, and
+// head sizes of no whole vector, the same chain one key at a time.
+void decode_scores(const Geometry& g, const DecodeRows& rows, const float* qs, int64_t kvh, int64_t j0,
+                   int64_t nk, float* s) {
+  const int64_t d = g.dim, h0 = kvh * g.group, h1 = h0 + g.group;
+  int64_t c = 0;
+  if (d % kLanes == 0)
+    for (; c + kLanes <= nk; c += kLanes)
+      for (int64_t e0 = 0; e0 < d; e0 += kLanes) {
+        Lanes col[kLanes];
+        for (int r = 0; r < kLanes; ++r)
+          std::memcpy(&col[r], rows.key(j0 + c + r) + kvh * d + e0, sizeof(Lanes));
+        transpose_lanes(col);
+        for (int64_t h = h0; h < h1; ++h) {
+          Lanes acc = {};
+          if (e0 > 0) std::memcpy(&acc, s + h * kBlockK + c, sizeof(Lanes));
+          const float* qh = qs + h * d + e0;
+          for (int e = 0; e < kLanes; ++e) acc += qh[e] * col[e];
+          std::memcpy(s + h * kBlockK + c, &acc, sizeof(Lanes));
+        }
+      }
+  for (; c < nk; ++c) {
+    const float* key = rows.key(j0 + c) + kvh * d;
+    for (int64_t h = h0; h < h1; ++h) {
+      float acc = 0.0f;
+      for (int64_t e = 0; e < d; ++e) acc += qs[h * d + e] * key[e];
+      s[h * kBlockK + c] = acc;
+    }
+  }
+}
+
+// The decode step (q_len <= kDecodeMaxQueries, or any that reads a shared prefix or rows of the cache by
+// index) with BackendOptions::exact_decode: one task per batch entry over all its heads, so that its key and
+// value rows are read front to back once per query. Each query row takes forward_block's steps in
+// forward_block's order (the same key tiles, tile_product's scores, softmax_step, mm_acc's value sums,
+// finish_row), so its output is the one the training forward gives that row, bit for bit: the sampler's
+// log-probs are the trainer's. It skips only tiles and keys the row cannot see, whose terms forward_block
+// adds as zeros. The price is the transpose of every key row in decode_scores (the training chain runs along
+// head_dim, where cpu_attention_decode.cpp's dot products run across it).
+void exact_decode_forward(const Geometry& g, const AttentionArgs& a, const float* q, const float* k,
+                          const float* v, float* out, float* lse) {
+  const int64_t d = g.dim, heads = g.q_heads;
+  parallel_for(g.batch, 1, [&](int64_t tb, int64_t te) {
+    // Per-thread scratch, kept: every element read is written first for the current row.
+    thread_local std::vector<float> qs, s, acc, m, l;
+    qs.resize(static_cast<size_t>(heads * d));
+    s.resize(static_cast<size_t>(heads * kBlockK));
+    acc.resize(static_cast<size_t>(heads * d));
+    m.resize(static_cast<size_t>(heads));
+    l.resize(static_cast<size_t>(heads));
+    for (int64_t b = tb; b < te; ++b) {
+      const int64_t entry = a.kv_rows ? a.kv_rows[b] : b;  // the cache row this batch entry reads
+      const int64_t prefix_entry = entry / a.prefix_group;
+      const DecodeRows rows{k + entry * g.kv_batch,
+                            v + entry * g.kv_batch,
+                            a.prefix_len > 0 ? a.prefix_k + prefix_entry * a.prefix_batch_stride : nullptr,
+                            a.prefix_len > 0 ? a.prefix_v + prefix_entry * a.prefix_batch_stride : nullptr,
+                            a.prefix_len,
+                            g.kv_row};
+      for (int64_t i = 0; i < g.q_len; ++i) {
+        load_rows(q + g.q_offset(b, i, 0), d, heads, d, g.scale, qs.data());
+        std::fill(acc.begin(), acc.end(), 0.0f);
+        std::fill(m.begin(), m.end(), kNegInf);
+        std::fill(l.begin(), l.end(), 0.0f);
+        const int64_t kend = g.key_end(i + 1);
+        for (int64_t j0 = 0; j0 < kend; j0 += kBlockK) {
+          const int64_t nk = std::min(kBlockK, kend - j0), vis = g.visible_end(i, j0, nk);
+          for (int64_t kvh = 0; kvh < g.kv_heads; ++kvh) {
+            decode_scores(g, rows, qs.data(), kvh, j0, nk, s.data());
+            for (int64_t h = kvh * g.group; h < (kvh + 1) * g.group; ++h) {
+              float* sh = s.data() + h * kBlockK;
+              if (g.mask != nullptr)
+                for (int64_t c = 0; c < vis; ++c)
+                  if (!g.visible(b, i, j0 + c)) sh[c] = kNegInf;
+              softmax_step(sh, vis, nk, m[h], l[h], acc.data() + h * d, d);
+              rows.runs(rows.v, rows.prefix_v, j0, nk, [&](const float* src, int64_t n, int64_t at) {
+                mm_acc(1, d, n, sh + at, kBlockK, src + kvh * d, g.kv_row, acc.data() + h * d, d);
+              });
+            }
+          }
+        }
+        for (int64_t h = 0; h < heads; ++h)
+          finish_row(acc.data() + h * d, m[h], l[h], d, out + g.q_offset(b, i, h),
+                     lse + g.lse_offset(b, h) + i);
+      }
+    }
+  });
+}
 }  // namespace
 
 void CpuBackend::attention_forward(const AttentionArgs& args, const float* q, const float* k, const float* v,
                                    float* out, float* lse) {
   GTPO_PRIMITIVE("attention_forward");
-  // The decode path is right for any q_len; the blocked kernel below is faster for many queries but
-  // reads keys in tiles that cannot straddle a shared prefix, and reads no rows through kv_rows.
+  const Geometry g(args);
+  // The decode paths are right for any q_len; the blocked kernel is faster for many queries but reads keys
+  // in tiles that cannot straddle a shared prefix, and reads no rows through kv_rows.
   if (args.q_len <= cpu_attention::kDecodeMaxQueries || args.prefix_len > 0 || args.kv_rows) {
-    cpu_attention::decode_forward(args, q, k, v, out, lse);
+    if (options_.exact_decode)
+      exact_decode_forward(g, args, q, k, v, out, lse);
+    else
+      cpu_attention::decode_forward(args, q, k, v, out, lse);
     if (args.query_range) {  // computed in full (a few queries), then the idle ones cleared
-      const Geometry g(args);
       for (int64_t b = 0; b < g.batch; ++b)
         for (int64_t h = 0; h < g.q_heads; ++h) {
           idle_queries(g, out, lse, b, h, 0, g.q_begin(b));
@@ -428,7 +579,6 @@ void CpuBackend::attention_forward(const AttentionArgs& args, const float* q, co
     }
     return;
   }
-  const Geometry g(args);
   const int64_t q_blocks = (g.q_len + kBlockQ - 1) / kBlockQ;
   // Tasks: (batch, q head, query block); each owns its output rows and lse entries.
   parallel_for(g.batch * g.q_heads * q_blocks, 1, [&](int64_t tb, int64_t te) {

@@ -81,6 +81,24 @@ TEST_CASE("methods: three steps of every new method train, deterministically", "
   }
 }
 
+TEST_CASE(
+    "methods: with train.exact_decode the sampler's log-probs are the trainer's bit for bit, for every "
+    "model family",
+    "[apps][methods]") {
+  // The decode step sums attention in the training forward's order (runtime/cpu/cpu_attention.cpp), so the
+  // gap at each update, measured without a correction, is exactly zero: exactly on-policy.
+  for (const std::string arch : {"gpt2", "llama", "qwen2"}) {
+    INFO(arch);
+    testing::RunSettings family = {{"model.architecture", arch}, {"train.exact_decode", "true"}};
+    if (arch == "gpt2") family.emplace_back("model.num_key_value_heads", "4");
+    for (const nlohmann::json& m : three_steps(method_config("grpo", family)).metrics) {
+      CHECK(m.at("sampler_gap_max").get<double>() == 0.0);
+      CHECK(m.at("sampler_gap_mean").get<double>() == 0.0);
+      CHECK_FALSE(m.contains("correction_frac"));
+    }
+  }
+}
+
 TEST_CASE("methods: TIS and MIS score the rollout again, and on the CPU the sampler and trainer agree",
           "[apps][methods]") {
   const ThreeSteps plain = three_steps(method_config("grpo"));

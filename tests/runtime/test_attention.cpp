@@ -400,6 +400,79 @@ TEST_CASE("attention: the CPU decode path sums in its documented order, bit for 
   }
 }
 
+TEST_CASE("attention: exact_decode gives each decode step the training forward's row bit for bit",
+          "[attention][determinism]") {
+  // With BackendOptions::exact_decode the sampler's decode step (one query per row over the KV cache) takes
+  // the trainer's order (the blocked kernel, 64 queries and 64 keys a tile). Every query of a 150-position
+  // sequence decoded alone, over a cache that holds all 150 positions, must equal its row of the full
+  // forward: three whole key tiles and a tail, a hidden key inside a tile, GQA, head sizes of whole vectors
+  // and not (20), and the first 7 positions read from a shared prefix.
+  Backend& cpu = backend_for(Device::cpu);
+  BackendOptions exact = cpu.options();
+  exact.exact_decode = true;
+  cpu.configure(exact);
+  for (int64_t dim : {16, 64, 20}) {
+    INFO("head dim " << dim);
+    const int64_t prompts = 2, group = 2, batch = prompts * group, len = 150, heads = 4, kv_heads = 2;
+    const int64_t prefix_len = 7;
+    const Tensor q = random_tensor(Shape{batch, len, heads, dim}, 101);
+    const Tensor k = random_tensor(Shape{batch, len, kv_heads, dim}, 102, -2, 2);
+    const Tensor v = random_tensor(Shape{batch, len, kv_heads, dim}, 103);
+    std::vector<int32_t> mask(static_cast<size_t>(batch * len), 1);
+    for (int64_t b = 0; b < batch; ++b) mask[static_cast<size_t>(b * len + 70)] = 0;
+    mask[static_cast<size_t>(3 * len + 0)] = 0;
+    const Tensor key_mask = Tensor::from_ints(mask, Shape{batch, len});
+    // The training forward: every row of a group holds its prompt's first prefix_len positions.
+    std::vector<float> kd = k.to_vector(), vd = v.to_vector();
+    const int64_t row = kv_heads * dim;
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t j = 0; j < prefix_len * row; ++j) {
+        kd[static_cast<size_t>(b * len * row + j)] =
+            kd[static_cast<size_t>((b / group) * group * len * row + j)];
+        vd[static_cast<size_t>(b * len * row + j)] =
+            vd[static_cast<size_t>((b / group) * group * len * row + j)];
+      }
+    const Tensor dense_k = Tensor::from_vector(kd, k.shape()), dense_v = Tensor::from_vector(vd, v.shape());
+    const std::vector<float> full = ops::attention(q, dense_k, dense_v, key_mask).to_vector();
+    // The prefix as the sampler keeps it: one copy per prompt (its group's first row).
+    const std::vector<float> all_pk = slice_positions(dense_k, prefix_len).to_vector();
+    const std::vector<float> all_pv = slice_positions(dense_v, prefix_len).to_vector();
+    std::vector<float> pk, pv;
+    for (int64_t p = 0; p < prompts; ++p) {
+      const int64_t at = p * group * prefix_len * row;
+      pk.insert(pk.end(), all_pk.begin() + at, all_pk.begin() + at + prefix_len * row);
+      pv.insert(pv.end(), all_pv.begin() + at, all_pv.begin() + at + prefix_len * row);
+    }
+    const ops::SharedPrefix shared{Tensor::from_vector(pk, Shape{prompts, prefix_len, kv_heads, dim}),
+                                   Tensor::from_vector(pv, Shape{prompts, prefix_len, kv_heads, dim}),
+                                   prefix_len, group};
+    const std::vector<float> qv = q.to_vector();
+    int64_t mismatches = 0;
+    for (int64_t i = 0; i < len; ++i) {
+      std::vector<float> qi;
+      for (int64_t b = 0; b < batch; ++b) {
+        const auto at = qv.begin() + (b * len + i) * heads * dim;
+        qi.insert(qi.end(), at, at + heads * dim);
+      }
+      const Tensor q_step = Tensor::from_vector(qi, Shape{batch, 1, heads, dim});
+      const std::vector<float> own =
+          ops::attention_cached(q_step, dense_k, dense_v, i + 1, key_mask).to_vector();
+      const std::vector<float> via_prefix =
+          i + 1 >= prefix_len ? ops::attention_cached(q_step, k, v, i + 1, key_mask, shared).to_vector()
+                              : own;
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t e = 0; e < heads * dim; ++e) {
+          const float want = full[static_cast<size_t>((b * len + i) * heads * dim + e)];
+          mismatches += own[static_cast<size_t>(b * heads * dim + e)] != want;
+          mismatches += via_prefix[static_cast<size_t>(b * heads * dim + e)] != want;
+        }
+    }
+    CHECK(mismatches == 0);
+  }
+  exact.exact_decode = false;
+  cpu.configure(exact);
+}
+
 TEST_CASE(
     "attention_cached: cache rows give those rows' full-batch bits, in place or by the full batch, and bad "
     "rows are errors",
