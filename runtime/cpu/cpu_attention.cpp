@@ -418,21 +418,14 @@ void backward_query_block(const Geometry& g, Tiles& t, const float* q, const flo
 
 // ---- exact decode: a few queries per row in the blocked kernel's order (BackendOptions::exact_decode) ----
 
-// One batch entry's key and value rows for decoding: positions below prefix_len from the group's shared
-// prefix (read from cache by every row of the group), the rest from the entry's own cache rows.
-struct DecodeRows {
-  const float *k, *v, *prefix_k, *prefix_v;
-  int64_t prefix_len, row;
-  const float* key(int64_t j) const { return (j < prefix_len ? prefix_k : k) + j * row; }
-  // Rows [j0, j0 + n) of KV (k or v, with the prefix PREFIX) as at most two runs of consecutive rows:
-  // f(first row, count, offset of the run in the block).
-  template <typename F>
-  void runs(const float* kv, const float* prefix, int64_t j0, int64_t n, F&& f) const {
-    const int64_t split = std::clamp<int64_t>(prefix_len - j0, 0, n);
-    if (split > 0) f(prefix + j0 * row, split, int64_t{0});
-    if (split < n) f(kv + (j0 + split) * row, n - split, split);
-  }
-};
+// Rows [j0, j0 + n) of ROWS' values as at most two runs of consecutive rows (the shared prefix's, then the
+// entry's own): f(first row, count, offset of the run in the block).
+template <typename F>
+void value_runs(const cpu_attention::KvRows& rows, int64_t j0, int64_t n, F&& f) {
+  const int64_t split = std::clamp<int64_t>(rows.prefix_len - j0, 0, n);
+  if (split > 0) f(rows.value(j0), split, int64_t{0});
+  if (split < n) f(rows.value(j0 + split), n - split, split);
+}
 
 // Transposes a kLanes x kLanes block held as one vector per row, in registers: after it, v[e] holds column e.
 // Each stage swaps the off-diagonal J x J blocks of every 2J x 2J block (J = kLanes / 2, ..., 1).
@@ -471,8 +464,8 @@ inline void transpose_lanes(Lanes* v) {
 // order from zero. Whole groups of kLanes keys take them side by side in lanes, their key rows transposed in
 // registers a kLanes x kLanes piece at a time (one transpose serves the kv head's q heads); other keys, and
 // head sizes of no whole vector, the same chain one key at a time.
-void decode_scores(const Geometry& g, const DecodeRows& rows, const float* qs, int64_t kvh, int64_t j0,
-                   int64_t nk, float* s) {
+void decode_scores(const Geometry& g, const cpu_attention::KvRows& rows, const float* qs, int64_t kvh,
+                   int64_t j0, int64_t nk, float* s) {
   const int64_t d = g.dim, h0 = kvh * g.group, h1 = h0 + g.group;
   int64_t c = 0;
   if (d % kLanes == 0)
@@ -520,14 +513,7 @@ void exact_decode_forward(const Geometry& g, const AttentionArgs& a, const float
     m.resize(static_cast<size_t>(heads));
     l.resize(static_cast<size_t>(heads));
     for (int64_t b = tb; b < te; ++b) {
-      const int64_t entry = a.kv_rows ? a.kv_rows[b] : b;  // the cache row this batch entry reads
-      const int64_t prefix_entry = entry / a.prefix_group;
-      const DecodeRows rows{k + entry * g.kv_batch,
-                            v + entry * g.kv_batch,
-                            a.prefix_len > 0 ? a.prefix_k + prefix_entry * a.prefix_batch_stride : nullptr,
-                            a.prefix_len > 0 ? a.prefix_v + prefix_entry * a.prefix_batch_stride : nullptr,
-                            a.prefix_len,
-                            g.kv_row};
+      const cpu_attention::KvRows rows(a, k, v, b);
       for (int64_t i = 0; i < g.q_len; ++i) {
         load_rows(q + g.q_offset(b, i, 0), d, heads, d, g.scale, qs.data());
         std::fill(acc.begin(), acc.end(), 0.0f);
@@ -544,7 +530,7 @@ void exact_decode_forward(const Geometry& g, const AttentionArgs& a, const float
                 for (int64_t c = 0; c < vis; ++c)
                   if (!g.visible(b, i, j0 + c)) sh[c] = kNegInf;
               softmax_step(sh, vis, nk, m[h], l[h], acc.data() + h * d, d);
-              rows.runs(rows.v, rows.prefix_v, j0, nk, [&](const float* src, int64_t n, int64_t at) {
+              value_runs(rows, j0, nk, [&](const float* src, int64_t n, int64_t at) {
                 mm_acc(1, d, n, sh + at, kBlockK, src + kvh * d, g.kv_row, acc.data() + h * d, d);
               });
             }

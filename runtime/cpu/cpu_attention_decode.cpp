@@ -201,15 +201,6 @@ struct DecodeShape {
   float scale;
 };
 
-// One batch entry's key and value rows; positions below prefix_len live in the group's shared prefix (read
-// from cache by every row of the group, instead of from DRAM once per row).
-struct KvRows {
-  const float *k, *v, *prefix_k, *prefix_v;
-  int64_t prefix_len, row;
-  const float* key(int64_t j) const { return (j < prefix_len ? prefix_k : k) + j * row; }
-  const float* value(int64_t j) const { return (j < prefix_len ? prefix_v : v) + j * row; }
-};
-
 // Pass 1, scores [head, key] of keys [0, kend) and each head's maximum: the scale multiplies each dot
 // product; within one ulp of the blocked kernel's (scale q) . k, which the decode tests tolerate. Whole
 // blocks of kLanes keys first (head sizes of whole vectors), then the rest one key at a time, with the same
@@ -331,7 +322,6 @@ void decode_forward(const AttentionArgs& a, const float* q, const float* k, cons
                           kv_row,
                           d % kLanes == 0 && d / kLanes <= kMaxVecs ? d / kLanes : 0,
                           a.scale};
-  const int64_t kv_batch = a.kv_batch_stride > 0 ? a.kv_batch_stride : a.kv_len * kv_row;
   // A task is one batch entry: its key and value rows (all heads of a position are contiguous) are then
   // read front to back, once per query, which the hardware prefetcher streams. Reading one head at a time
   // touched a quarter of each row at a 1 KB stride and ran at memory latency, not bandwidth.
@@ -345,14 +335,7 @@ void decode_forward(const AttentionArgs& a, const float* q, const float* k, cons
     row_max.resize(static_cast<size_t>(heads));
     row_sum.resize(static_cast<size_t>(heads));
     for (int64_t b = tb; b < te; ++b) {
-      const int64_t kv_entry = a.kv_rows ? a.kv_rows[b] : b;  // the cache row this batch entry reads
-      const int64_t prefix_entry = kv_entry / a.prefix_group;
-      const KvRows rows{k + kv_entry * kv_batch,
-                        v + kv_entry * kv_batch,
-                        a.prefix_len > 0 ? a.prefix_k + prefix_entry * a.prefix_batch_stride : nullptr,
-                        a.prefix_len > 0 ? a.prefix_v + prefix_entry * a.prefix_batch_stride : nullptr,
-                        a.prefix_len,
-                        kv_row};
+      const KvRows rows(a, k, v, b);
       const int32_t* mask = a.key_mask ? a.key_mask + b * a.kv_len : nullptr;
       for (int64_t i = 0; i < a.q_len; ++i) {
         const int64_t kend = std::clamp<int64_t>(i + offset + 1, 0, a.kv_len);  // keys [0, kend) are causal
